@@ -1,0 +1,96 @@
+# Tsubu build and test entry points. `make test` is the one command CI runs.
+#
+#   make setup        install system packages, Blender and the bpy venvs (idempotent)
+#   make build        the Python extension tsubu._core for /usr/bin/python3 (serves all Blenders)
+#   make test         everything below, after setup and build
+#   make test-c       C core tests, optimised and under ASan+UBSan, plus a bounded fuzz run
+#   make test-python  pytest in plain /usr/bin/python3
+#   make test-blender the add-on in Debian's Blender 3.4 and in bpy 4.2 LTS and 4.5 LTS
+#   make bench        benchmarks (not part of the tests)
+#   make demo         (arrives with the first effect)
+
+PYTHON      ?= /usr/bin/python3
+BUILD       := build
+CORE_SRC    := $(wildcard csrc/core/*.c)
+VDB_SRC     := csrc/vdb/tsubu_vdb.cpp
+TEST_SRC    := $(wildcard tests/c/test_*.c) tests/c/fixtures.c
+BENCH_SRC   := tests/c/bench_core.c
+VENVS       := .venv/bpy-4.2 .venv/bpy-4.5
+
+WARN        := -Wall -Wextra
+CFLAGS_OPT  := -std=c11 -D_GNU_SOURCE -O3 -fopenmp -fPIC $(WARN)
+CXXFLAGS    := -std=c++17 -O3 -fPIC $(WARN)
+SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS_SAN  := -std=c11 -D_GNU_SOURCE -O1 -g -fopenmp $(SAN) $(WARN)
+LIBS        := -lopenvdb -ltbb -lz -lqhull_r -lpthread -lm -lstdc++
+
+.PHONY: all setup build test test-c test-python test-blender bench clean fuzz
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+# ---- C core as a static library (no Python) ----
+$(BUILD)/opt/%.o: csrc/core/%.c $(wildcard csrc/core/*.h) csrc/vdb/tsubu_vdb.h
+	@mkdir -p $(dir $@)
+	gcc $(CFLAGS_OPT) -c $< -o $@
+$(BUILD)/san/%.o: csrc/core/%.c $(wildcard csrc/core/*.h) csrc/vdb/tsubu_vdb.h
+	@mkdir -p $(dir $@)
+	gcc $(CFLAGS_SAN) -c $< -o $@
+$(BUILD)/opt/tsubu_vdb.o: $(VDB_SRC) csrc/vdb/tsubu_vdb.h
+	@mkdir -p $(dir $@)
+	g++ $(CXXFLAGS) -c $< -o $@
+$(BUILD)/san/tsubu_vdb.o: $(VDB_SRC) csrc/vdb/tsubu_vdb.h
+	@mkdir -p $(dir $@)
+	g++ -std=c++17 -O1 -g $(SAN) $(WARN) -c $< -o $@
+
+CORE_OBJ_OPT := $(patsubst csrc/core/%.c,$(BUILD)/opt/%.o,$(CORE_SRC)) $(BUILD)/opt/tsubu_vdb.o
+CORE_OBJ_SAN := $(patsubst csrc/core/%.c,$(BUILD)/san/%.o,$(CORE_SRC)) $(BUILD)/san/tsubu_vdb.o
+
+$(BUILD)/opt/libtsubu_core.a: $(CORE_OBJ_OPT)
+	ar rcs $@ $^
+$(BUILD)/san/libtsubu_core.a: $(CORE_OBJ_SAN)
+	ar rcs $@ $^
+
+$(BUILD)/opt/test_core: $(TEST_SRC) tests/c/check.h tests/c/fixtures.h $(BUILD)/opt/libtsubu_core.a
+	gcc $(CFLAGS_OPT) -Icsrc $(TEST_SRC) $(BUILD)/opt/libtsubu_core.a $(LIBS) -o $@
+$(BUILD)/san/test_core: $(TEST_SRC) tests/c/check.h tests/c/fixtures.h $(BUILD)/san/libtsubu_core.a
+	gcc $(CFLAGS_SAN) -Icsrc $(TEST_SRC) $(BUILD)/san/libtsubu_core.a $(LIBS) -o $@
+$(BUILD)/opt/bench_core: $(BENCH_SRC) $(BUILD)/opt/libtsubu_core.a
+	gcc $(CFLAGS_OPT) -Icsrc $(BENCH_SRC) $(BUILD)/opt/libtsubu_core.a $(LIBS) -o $@
+$(BUILD)/fuzz/fuzz_cache: tests/c/fuzz_cache.c csrc/core/cache.c csrc/core/status.c
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc $^ -lz -lpthread -o $@
+
+# ---- tests ----
+test-c: $(BUILD)/opt/test_core $(BUILD)/san/test_core $(BUILD)/fuzz/fuzz_cache
+	OMP_NUM_THREADS=2 $(BUILD)/opt/test_core
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=2 $(BUILD)/san/test_core
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_cache -runs=300000 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds 2>&1 | tail -2
+
+fuzz: $(BUILD)/fuzz/fuzz_cache
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_cache -max_total_time=600 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds
+
+build:
+	$(PYTHON) setup.py -q build_ext --inplace
+
+test-python: build
+	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider .
+
+test-blender: build
+	bash tests/blender/run.sh
+
+test: setup
+	$(MAKE) test-c
+	$(MAKE) test-python
+	$(MAKE) test-blender
+
+bench: build $(BUILD)/opt/bench_core
+	OMP_NUM_THREADS=1 $(BUILD)/opt/bench_core
+	OMP_NUM_THREADS=2 $(BUILD)/opt/bench_core
+	PYTHONPATH=addon $(PYTHON) -m tsubu bench core
+
+clean:
+	rm -rf $(BUILD) addon/tsubu/_core*.so

@@ -1,0 +1,170 @@
+/* frameloop.c - frames, substeps, outputs, checkpoints, progress (see frameloop.h). */
+#include "frameloop.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define WRITER_QUEUE_DEPTH 2
+
+ts_status ts_output_path(char *buf, size_t size, const char *cache_dir, const char *stream, int frame,
+                         const char *ext, ts_error *err)
+{
+    int n = snprintf(buf, size, "%s/%s/%s_%06d.%s", cache_dir, stream, stream, frame, ext);
+    if (n < 0 || (size_t)n >= size)
+        return ts_fail(err, TS_ERR_IO, "%s: cache path too long", cache_dir);
+    return TS_OK;
+}
+
+ts_status ts_checkpoint_path(char *buf, size_t size, const char *cache_dir, ts_error *err)
+{
+    int n = snprintf(buf, size, "%s/state/checkpoint.tspf", cache_dir);
+    if (n < 0 || (size_t)n >= size)
+        return ts_fail(err, TS_ERR_IO, "%s: cache path too long", cache_dir);
+    return TS_OK;
+}
+
+static ts_status make_dir(const char *path, ts_error *err)
+{
+    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+        return TS_OK;
+    return ts_fail(err, TS_ERR_IO, "%s: cannot create folder (%s)", path, strerror(errno));
+}
+
+ts_status ts_output_make_dir(const char *cache_dir, const char *stream, ts_error *err)
+{
+    char path[4096];
+    ts_status st = make_dir(cache_dir, err);
+    if (st != TS_OK)
+        return st;
+    if (snprintf(path, sizeof path, "%s/%s", cache_dir, stream) >= (int)sizeof path)
+        return ts_fail(err, TS_ERR_IO, "%s: cache path too long", cache_dir);
+    return make_dir(path, err);
+}
+
+ts_status ts_output_particles(ts_frame_output *out, const char *stream, ts_frame *f, ts_error *err)
+{
+    char path[4096];
+    ts_status st = ts_output_make_dir(out->cache_dir, stream, err);
+    if (st == TS_OK)
+        st = ts_output_path(path, sizeof path, out->cache_dir, stream, out->frame, "tspf", err);
+    if (st != TS_OK)
+        return st;
+    f->frame = out->frame;
+    f->time = out->time;
+    return ts_cache_writer_submit(out->writer, path, f, err);
+}
+
+ts_status ts_frame_loop_validate(const ts_frame_loop *loop, ts_error *err)
+{
+    if (!(loop->fps > 0.0) || !isfinite(loop->fps) || loop->fps > 10000.0)
+        return ts_fail(err, TS_ERR_INVALID, "fps must be between 0 and 10000 frames per second (got %g)", loop->fps);
+    if (loop->frame_end < loop->frame_start)
+        return ts_fail(err, TS_ERR_INVALID, "frame_end (%d) is before frame_start (%d)", loop->frame_end,
+                       loop->frame_start);
+    if (loop->max_substeps < 1 || loop->max_substeps > 100000)
+        return ts_fail(err, TS_ERR_INVALID, "max_substeps must be 1-100000 (got %d)", loop->max_substeps);
+    if (loop->compression_level < 0 || loop->compression_level > 9)
+        return ts_fail(err, TS_ERR_INVALID, "compression_level must be 0-9 (got %d)", loop->compression_level);
+    if (!loop->cache_dir || !loop->cache_dir[0])
+        return ts_fail(err, TS_ERR_INVALID, "no cache folder given");
+    return TS_OK;
+}
+
+/* Outputs first, then the checkpoint: the writer keeps queue order. */
+static ts_status emit_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, void *state,
+                            ts_cache_writer *writer, int frame, ts_error *err)
+{
+    ts_frame_output out = {loop->cache_dir, writer, frame, (frame - loop->frame_start) / loop->fps};
+    ts_status st = ops->write_frame(state, &out, err);
+    if (st != TS_OK)
+        return st;
+    ts_frame checkpoint;
+    ts_frame_init(&checkpoint, frame, out.time, 0);
+    if ((st = ops->save_state(state, &checkpoint, err)) != TS_OK)
+        return st;
+    checkpoint.frame = frame;
+    checkpoint.time = out.time;
+    char path[4096];
+    if ((st = ts_output_make_dir(loop->cache_dir, "state", err)) != TS_OK ||
+        (st = ts_checkpoint_path(path, sizeof path, loop->cache_dir, err)) != TS_OK)
+        return st;
+    return ts_cache_writer_submit(writer, path, &checkpoint, err);
+}
+
+static ts_status run_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, void *state, int frame,
+                           ts_error *err)
+{
+    const double frame_dt = 1.0 / loop->fps;
+    ts_status st = ops->begin_frame ? ops->begin_frame(state, frame, frame_dt, err) : TS_OK;
+    double remaining = frame_dt;
+    int substep = 0;
+    while (st == TS_OK && remaining > 0.0) {
+        double dt_max;
+        if ((st = ops->stable_dt(state, &dt_max, err)) != TS_OK)
+            break;
+        if (!(dt_max > 0.0) || isnan(dt_max)) {
+            st = ts_fail(err, TS_ERR_UNSTABLE, "the stable time step is %g s (the simulation has blown up)", dt_max);
+            break;
+        }
+        int left = loop->max_substeps - substep;
+        double wanted = ceil(remaining / dt_max * (1.0 - 1e-12));
+        int n = wanted < 1.0 ? 1 : (wanted > (double)left ? left : (int)wanted);
+        double dt = n == 1 ? remaining : remaining / n; /* the last substep lands exactly on the frame */
+        remaining = n == 1 ? 0.0 : remaining - dt;
+        substep++;
+        if ((st = ops->step(state, dt, 1.0 - remaining / frame_dt, err)) != TS_OK)
+            break;
+        if (loop->progress) {
+            int frames = loop->frame_end - loop->frame_start;
+            double done = (frame - loop->frame_start) + (1.0 - remaining / frame_dt);
+            ts_progress p = {frame + 1, loop->frame_start, loop->frame_end, substep, dt, frames ? done / frames : 1.0};
+            if (loop->progress(loop->progress_user, &p))
+                st = ts_fail(err, TS_ERR_CANCELLED, "cancelled during frame %d", frame + 1);
+        }
+    }
+    return st;
+}
+
+/* Prefix a solver's message with the frame it failed in. */
+static ts_status name_frame(ts_status st, int frame, ts_error *err)
+{
+    if (st == TS_OK || st == TS_ERR_CANCELLED || !err)
+        return st;
+    char inner[TS_ERROR_MESSAGE_SIZE];
+    snprintf(inner, sizeof inner, "%s", err->message);
+    return ts_fail(err, st, "frame %d: %s", frame, inner);
+}
+
+ts_status ts_run_frames(const ts_frame_loop *loop, const ts_solver_ops *ops, void *state, int first_frame,
+                        ts_error *err)
+{
+    ts_status st = ts_frame_loop_validate(loop, err);
+    if (st != TS_OK)
+        return st;
+    if (first_frame < loop->frame_start || first_frame > loop->frame_end)
+        return ts_fail(err, TS_ERR_INVALID, "the state is at frame %d, outside the bake's frames %d-%d", first_frame,
+                       loop->frame_start, loop->frame_end);
+    ts_cache_writer *writer;
+    if ((st = ts_cache_writer_open(&writer, WRITER_QUEUE_DEPTH, loop->compression_level, err)) != TS_OK)
+        return st;
+    if (first_frame == loop->frame_start)
+        st = name_frame(emit_frame(loop, ops, state, writer, first_frame, err), first_frame, err);
+    for (int frame = first_frame; st == TS_OK && frame < loop->frame_end; frame++) {
+        st = name_frame(run_frame(loop, ops, state, frame, err), frame + 1, err);
+        if (st == TS_OK)
+            st = name_frame(emit_frame(loop, ops, state, writer, frame + 1, err), frame + 1, err);
+    }
+    /* whatever happened, everything queued so far is finished writing */
+    ts_error close_err;
+    ts_error_clear(&close_err);
+    ts_status closed = ts_cache_writer_close(writer, &close_err);
+    if (st == TS_OK && closed != TS_OK) {
+        if (err)
+            *err = close_err;
+        st = closed;
+    }
+    return st;
+}

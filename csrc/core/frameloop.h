@@ -1,0 +1,85 @@
+/* frameloop.h - the frame loop every solver runs in.
+ *
+ * A solver provides a small table of operations (ts_solver_ops); the loop
+ * owns time: it advances frame by frame at the scene's frame rate, splits
+ * each frame into substeps no longer than the solver's stable step (and no
+ * more than the user's maximum), so every frame ends exactly on its time.
+ * After each frame it queues the solver's outputs and a checkpoint of the
+ * full state on the background cache writer, in that order, so that a
+ * checkpoint on disk always means "every output up to this frame is whole":
+ * a bake resumes from it. Progress is reported after every substep and the
+ * callback may cancel; cancelling or failing leaves all written frames intact.
+ *
+ * Cache folder layout (see docs/cache-format.md):
+ *   DIR/<stream>/<stream>_<frame, 6 digits>.tspf   particle frames
+ *   DIR/state/checkpoint.tspf                        full state at the last whole frame
+ */
+#ifndef TSUBU_FRAMELOOP_H
+#define TSUBU_FRAMELOOP_H
+
+#include <stddef.h>
+
+#include "cache.h"
+#include "status.h"
+
+typedef struct ts_progress {
+    int frame;          /* the frame being computed */
+    int frame_start, frame_end;
+    int substep;        /* substeps done in this frame */
+    double dt;          /* the last substep's length, seconds */
+    double fraction;    /* of the whole bake, 0..1 */
+} ts_progress;
+
+/* Return nonzero to cancel the bake (checked between substeps). */
+typedef int (*ts_progress_fn)(void *user, const ts_progress *p);
+
+typedef struct ts_frame_output {
+    const char *cache_dir;
+    ts_cache_writer *writer;
+    int frame;
+    double time;
+} ts_frame_output;
+
+typedef struct ts_solver_ops {
+    const char *effect;
+    /* Prepare the interval [frame, frame + 1]: animated objects' motion. */
+    ts_status (*begin_frame)(void *state, int frame, double frame_dt, ts_error *err);
+    /* Largest stable time step now (seconds, > 0). */
+    ts_status (*stable_dt)(void *state, double *dt, ts_error *err);
+    /* Advance by dt; s_end in (0, 1] is where the step ends within the frame. */
+    ts_status (*step)(void *state, double dt, double s_end, ts_error *err);
+    /* Queue this frame's outputs (ts_output_particles, ...). */
+    ts_status (*write_frame)(void *state, ts_frame_output *out, ts_error *err);
+    /* Describe the full state as a frame whose columns point into the state. */
+    ts_status (*save_state)(void *state, ts_frame *checkpoint, ts_error *err);
+} ts_solver_ops;
+
+typedef struct ts_frame_loop {
+    int frame_start, frame_end;  /* inclusive; frame_start is the initial state */
+    double fps;
+    int max_substeps;            /* per frame */
+    const char *cache_dir;
+    int compression_level;       /* zlib 0..9 */
+    ts_progress_fn progress;
+    void *progress_user;
+} ts_frame_loop;
+
+/* Check the loop's settings; messages name the setting. */
+ts_status ts_frame_loop_validate(const ts_frame_loop *loop, ts_error *err);
+
+/* Run from `first_frame` (the frame whose state `state` holds: frame_start
+ * for a new bake, the checkpoint's frame when resuming) to frame_end. The
+ * outputs of first_frame are written only when it is frame_start. */
+ts_status ts_run_frames(const ts_frame_loop *loop, const ts_solver_ops *ops, void *state, int first_frame,
+                        ts_error *err);
+
+/* DIR/<stream>/<stream>_<frame>.<ext>; fails if it does not fit. */
+ts_status ts_output_path(char *buf, size_t size, const char *cache_dir, const char *stream, int frame,
+                         const char *ext, ts_error *err);
+ts_status ts_checkpoint_path(char *buf, size_t size, const char *cache_dir, ts_error *err);
+/* Create DIR/<stream> if missing. */
+ts_status ts_output_make_dir(const char *cache_dir, const char *stream, ts_error *err);
+/* Queue one particle frame of a stream for writing. */
+ts_status ts_output_particles(ts_frame_output *out, const char *stream, ts_frame *f, ts_error *err);
+
+#endif

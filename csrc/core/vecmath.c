@@ -1,0 +1,331 @@
+/* vecmath.c - 3x3 matrices, quaternions, SVD and polar decomposition. */
+#include "vecmath.h"
+
+#include <float.h>
+
+ts_mat3 ts_m3_identity(void)
+{
+    ts_mat3 r = {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+    return r;
+}
+
+ts_mat3 ts_m3_mul(ts_mat3 a, ts_mat3 b)
+{
+    ts_mat3 r;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            r.m[i][j] = a.m[i][0] * b.m[0][j] + a.m[i][1] * b.m[1][j] + a.m[i][2] * b.m[2][j];
+    return r;
+}
+
+ts_mat3 ts_m3_transpose(ts_mat3 a)
+{
+    ts_mat3 r;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            r.m[i][j] = a.m[j][i];
+    return r;
+}
+
+ts_vec3 ts_m3_mul_v3(ts_mat3 a, ts_vec3 v)
+{
+    return ts_v3(a.m[0][0] * v.x + a.m[0][1] * v.y + a.m[0][2] * v.z,
+                 a.m[1][0] * v.x + a.m[1][1] * v.y + a.m[1][2] * v.z,
+                 a.m[2][0] * v.x + a.m[2][1] * v.y + a.m[2][2] * v.z);
+}
+
+double ts_m3_det(ts_mat3 a)
+{
+    return a.m[0][0] * (a.m[1][1] * a.m[2][2] - a.m[1][2] * a.m[2][1]) -
+           a.m[0][1] * (a.m[1][0] * a.m[2][2] - a.m[1][2] * a.m[2][0]) +
+           a.m[0][2] * (a.m[1][0] * a.m[2][1] - a.m[1][1] * a.m[2][0]);
+}
+
+int ts_m3_inverse(ts_mat3 a, ts_mat3 *out)
+{
+    double det = ts_m3_det(a);
+    if (det == 0.0 || !isfinite(det))
+        return 0;
+    double inv = 1.0 / det;
+    ts_mat3 r;
+    r.m[0][0] = (a.m[1][1] * a.m[2][2] - a.m[1][2] * a.m[2][1]) * inv;
+    r.m[0][1] = (a.m[0][2] * a.m[2][1] - a.m[0][1] * a.m[2][2]) * inv;
+    r.m[0][2] = (a.m[0][1] * a.m[1][2] - a.m[0][2] * a.m[1][1]) * inv;
+    r.m[1][0] = (a.m[1][2] * a.m[2][0] - a.m[1][0] * a.m[2][2]) * inv;
+    r.m[1][1] = (a.m[0][0] * a.m[2][2] - a.m[0][2] * a.m[2][0]) * inv;
+    r.m[1][2] = (a.m[0][2] * a.m[1][0] - a.m[0][0] * a.m[1][2]) * inv;
+    r.m[2][0] = (a.m[1][0] * a.m[2][1] - a.m[1][1] * a.m[2][0]) * inv;
+    r.m[2][1] = (a.m[0][1] * a.m[2][0] - a.m[0][0] * a.m[2][1]) * inv;
+    r.m[2][2] = (a.m[0][0] * a.m[1][1] - a.m[0][1] * a.m[1][0]) * inv;
+    *out = r;
+    return 1;
+}
+
+ts_mat3 ts_m3_from_columns(ts_vec3 c0, ts_vec3 c1, ts_vec3 c2)
+{
+    ts_mat3 r = {{{c0.x, c1.x, c2.x}, {c0.y, c1.y, c2.y}, {c0.z, c1.z, c2.z}}};
+    return r;
+}
+
+ts_vec3 ts_m3_column(ts_mat3 a, int j)
+{
+    return ts_v3(a.m[0][j], a.m[1][j], a.m[2][j]);
+}
+
+/* ---- quaternions (w + xi + yj + zk, unit for rotations) ---- */
+
+ts_quat ts_quat_identity(void)
+{
+    ts_quat q = {1, 0, 0, 0};
+    return q;
+}
+
+ts_quat ts_quat_mul(ts_quat a, ts_quat b)
+{
+    ts_quat r = {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+                 a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+                 a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+                 a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+    return r;
+}
+
+ts_quat ts_quat_normalize(ts_quat q)
+{
+    double n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    if (n == 0.0)
+        return ts_quat_identity();
+    ts_quat r = {q.w / n, q.x / n, q.y / n, q.z / n};
+    return r;
+}
+
+ts_quat ts_quat_conjugate(ts_quat q)
+{
+    ts_quat r = {q.w, -q.x, -q.y, -q.z};
+    return r;
+}
+
+ts_quat ts_quat_from_rotation_vector(ts_vec3 w_dt)
+{
+    double angle = ts_v3_length(w_dt);
+    if (angle < 1e-12) { /* second-order Taylor keeps unit length to rounding */
+        ts_quat q = {1.0 - angle * angle / 8.0, 0.5 * w_dt.x, 0.5 * w_dt.y, 0.5 * w_dt.z};
+        return ts_quat_normalize(q);
+    }
+    double s = sin(0.5 * angle) / angle;
+    ts_quat q = {cos(0.5 * angle), w_dt.x * s, w_dt.y * s, w_dt.z * s};
+    return q;
+}
+
+ts_mat3 ts_quat_to_mat3(ts_quat q)
+{
+    double w = q.w, x = q.x, y = q.y, z = q.z;
+    ts_mat3 r = {{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
+                  {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
+                  {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
+    return r;
+}
+
+ts_quat ts_quat_from_mat3(ts_mat3 r)
+{
+    /* Shepperd's method: pick the largest of w,x,y,z to divide by. */
+    double tr = r.m[0][0] + r.m[1][1] + r.m[2][2];
+    ts_quat q;
+    if (tr > r.m[0][0] && tr > r.m[1][1] && tr > r.m[2][2]) {
+        double s = 2.0 * sqrt(1.0 + tr);
+        q.w = 0.25 * s;
+        q.x = (r.m[2][1] - r.m[1][2]) / s;
+        q.y = (r.m[0][2] - r.m[2][0]) / s;
+        q.z = (r.m[1][0] - r.m[0][1]) / s;
+    } else if (r.m[0][0] > r.m[1][1] && r.m[0][0] > r.m[2][2]) {
+        double s = 2.0 * sqrt(fmax(1e-300, 1.0 + r.m[0][0] - r.m[1][1] - r.m[2][2]));
+        q.w = (r.m[2][1] - r.m[1][2]) / s;
+        q.x = 0.25 * s;
+        q.y = (r.m[0][1] + r.m[1][0]) / s;
+        q.z = (r.m[0][2] + r.m[2][0]) / s;
+    } else if (r.m[1][1] > r.m[2][2]) {
+        double s = 2.0 * sqrt(fmax(1e-300, 1.0 + r.m[1][1] - r.m[0][0] - r.m[2][2]));
+        q.w = (r.m[0][2] - r.m[2][0]) / s;
+        q.x = (r.m[0][1] + r.m[1][0]) / s;
+        q.y = 0.25 * s;
+        q.z = (r.m[1][2] + r.m[2][1]) / s;
+    } else {
+        double s = 2.0 * sqrt(fmax(1e-300, 1.0 + r.m[2][2] - r.m[0][0] - r.m[1][1]));
+        q.w = (r.m[1][0] - r.m[0][1]) / s;
+        q.x = (r.m[0][2] + r.m[2][0]) / s;
+        q.y = (r.m[1][2] + r.m[2][1]) / s;
+        q.z = 0.25 * s;
+    }
+    return ts_quat_normalize(q);
+}
+
+ts_vec3 ts_quat_rotate(ts_quat q, ts_vec3 v)
+{
+    return ts_m3_mul_v3(ts_quat_to_mat3(q), v);
+}
+
+ts_quat ts_quat_slerp(ts_quat a, ts_quat b, double t)
+{
+    double d = a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z;
+    if (d < 0) { /* take the short way round */
+        b.w = -b.w; b.x = -b.x; b.y = -b.y; b.z = -b.z;
+        d = -d;
+    }
+    double wa, wb;
+    if (d > 0.9995) { /* nearly parallel: linear blend is exact enough */
+        wa = 1.0 - t;
+        wb = t;
+    } else {
+        double theta = acos(d), s = sin(theta);
+        wa = sin((1.0 - t) * theta) / s;
+        wb = sin(t * theta) / s;
+    }
+    ts_quat r = {wa * a.w + wb * b.w, wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z};
+    return ts_quat_normalize(r);
+}
+
+/* ---- symmetric eigen-decomposition (cyclic Jacobi) ---- */
+
+void ts_sym_eigen3(ts_mat3 a, ts_mat3 *q_out, double lambda[3])
+{
+    ts_mat3 q = ts_m3_identity();
+    for (int sweep = 0; sweep < 50; sweep++) {
+        double off = a.m[0][1] * a.m[0][1] + a.m[0][2] * a.m[0][2] + a.m[1][2] * a.m[1][2];
+        double diag = a.m[0][0] * a.m[0][0] + a.m[1][1] * a.m[1][1] + a.m[2][2] * a.m[2][2];
+        if (off <= DBL_EPSILON * DBL_EPSILON * diag || off == 0.0)
+            break;
+        for (int p = 0; p < 2; p++) {
+            for (int r = p + 1; r < 3; r++) {
+                if (a.m[p][r] == 0.0)
+                    continue;
+                double theta = (a.m[r][r] - a.m[p][p]) / (2.0 * a.m[p][r]);
+                double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                /* a <- J^T a J, q <- q J with J the rotation in plane (p, r) */
+                for (int k = 0; k < 3; k++) {
+                    double akp = a.m[k][p], akr = a.m[k][r];
+                    a.m[k][p] = c * akp - s * akr;
+                    a.m[k][r] = s * akp + c * akr;
+                }
+                for (int k = 0; k < 3; k++) {
+                    double apk = a.m[p][k], ark = a.m[r][k];
+                    a.m[p][k] = c * apk - s * ark;
+                    a.m[r][k] = s * apk + c * ark;
+                }
+                for (int k = 0; k < 3; k++) {
+                    double qkp = q.m[k][p], qkr = q.m[k][r];
+                    q.m[k][p] = c * qkp - s * qkr;
+                    q.m[k][r] = s * qkp + c * qkr;
+                }
+            }
+        }
+    }
+    lambda[0] = a.m[0][0];
+    lambda[1] = a.m[1][1];
+    lambda[2] = a.m[2][2];
+    *q_out = q;
+}
+
+/* ---- SVD by one-sided Jacobi (Hestenes) ---- */
+
+static void swap_columns(ts_mat3 *a, int i, int j)
+{
+    for (int k = 0; k < 3; k++) {
+        double t = a->m[k][i];
+        a->m[k][i] = a->m[k][j];
+        a->m[k][j] = t;
+    }
+}
+
+/* A unit vector orthogonal to the unit vector a. */
+static ts_vec3 any_orthogonal(ts_vec3 a)
+{
+    ts_vec3 axis = fabs(a.x) < 0.57 ? ts_v3(1, 0, 0) : (fabs(a.y) < 0.57 ? ts_v3(0, 1, 0) : ts_v3(0, 0, 1));
+    ts_vec3 c = ts_v3_cross(a, axis);
+    return ts_v3_scale(c, 1.0 / ts_v3_length(c));
+}
+
+void ts_svd3(ts_mat3 a, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
+{
+    ts_mat3 w = a; /* columns are rotated until mutually orthogonal: W = A V */
+    ts_mat3 v = ts_m3_identity();
+    for (int sweep = 0; sweep < 60; sweep++) {
+        int rotated = 0;
+        for (int p = 0; p < 2; p++) {
+            for (int r = p + 1; r < 3; r++) {
+                double alpha = 0, beta = 0, gamma = 0;
+                for (int k = 0; k < 3; k++) {
+                    alpha += w.m[k][p] * w.m[k][p];
+                    beta += w.m[k][r] * w.m[k][r];
+                    gamma += w.m[k][p] * w.m[k][r];
+                }
+                if (gamma == 0.0 || fabs(gamma) <= DBL_EPSILON * sqrt(alpha * beta))
+                    continue;
+                rotated = 1;
+                double zeta = (beta - alpha) / (2.0 * gamma);
+                double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                double c = 1.0 / sqrt(1.0 + t * t), s = c * t;
+                for (int k = 0; k < 3; k++) {
+                    double wp = w.m[k][p], wr = w.m[k][r];
+                    w.m[k][p] = c * wp - s * wr;
+                    w.m[k][r] = s * wp + c * wr;
+                    double vp = v.m[k][p], vr = v.m[k][r];
+                    v.m[k][p] = c * vp - s * vr;
+                    v.m[k][r] = s * vp + c * vr;
+                }
+            }
+        }
+        if (!rotated)
+            break;
+    }
+    /* sort columns by decreasing norm; each swap flips det(V), fixed below */
+    double norm[3];
+    for (int j = 0; j < 3; j++)
+        norm[j] = ts_v3_length(ts_m3_column(w, j));
+    for (int i = 0; i < 2; i++) {
+        int best = i;
+        for (int j = i + 1; j < 3; j++)
+            if (norm[j] > norm[best])
+                best = j;
+        if (best != i) {
+            double t = norm[i]; norm[i] = norm[best]; norm[best] = t;
+            swap_columns(&w, i, best);
+            swap_columns(&v, i, best);
+        }
+    }
+    if (ts_m3_det(v) < 0) { /* keep V a rotation: flip its last column (and W's) */
+        for (int k = 0; k < 3; k++) {
+            v.m[k][2] = -v.m[k][2];
+            w.m[k][2] = -w.m[k][2];
+        }
+    }
+    /* U's columns are W's normalised; complete the basis where sigma vanishes */
+    double tiny = (norm[0] > 0 ? norm[0] : 1.0) * 1e-14;
+    ts_vec3 u0 = norm[0] > tiny ? ts_v3_scale(ts_m3_column(w, 0), 1.0 / norm[0]) : ts_v3(1, 0, 0);
+    ts_vec3 u1;
+    if (norm[1] > tiny) {
+        u1 = ts_v3_scale(ts_m3_column(w, 1), 1.0 / norm[1]);
+        u1 = ts_v3_sub(u1, ts_v3_scale(u0, ts_v3_dot(u0, u1))); /* re-orthogonalise */
+        u1 = ts_v3_scale(u1, 1.0 / ts_v3_length(u1));
+    } else {
+        u1 = any_orthogonal(u0);
+    }
+    ts_vec3 u2 = ts_v3_cross(u0, u1); /* det(U) = +1 by construction */
+    sigma[0] = norm[0];
+    sigma[1] = norm[1];
+    sigma[2] = ts_v3_dot(u2, ts_m3_column(w, 2)); /* negative iff det(A) < 0 */
+    *u_out = ts_m3_from_columns(u0, u1, u2);
+    *v_out = v;
+}
+
+void ts_polar3(ts_mat3 a, ts_mat3 *r, ts_mat3 *s)
+{
+    ts_mat3 u, v;
+    double sigma[3];
+    ts_svd3(a, &u, sigma, &v);
+    *r = ts_m3_mul(u, ts_m3_transpose(v));
+    ts_mat3 vs = v;
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 3; j++)
+            vs.m[k][j] *= sigma[j];
+    *s = ts_m3_mul(vs, ts_m3_transpose(v)); /* S = V diag(sigma) V^T */
+}

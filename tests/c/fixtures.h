@@ -1,0 +1,11 @@
+/* fixtures.h - meshes shared by the C tests. */
+#ifndef TSUBU_TEST_FIXTURES_H
+#define TSUBU_TEST_FIXTURES_H
+
+#include <stdint.h>
+
+/* An axis-aligned box [lo, hi], 8 vertices and 12 outward triangles. */
+typedef struct box_mesh { float vertices[24]; int32_t triangles[36]; } box_mesh;
+box_mesh make_box(const float lo[3], const float hi[3]);
+
+#endif
