@@ -22,7 +22,7 @@ CFLAGS_OPT  := -std=c11 -D_GNU_SOURCE -O3 -fopenmp -fPIC $(WARN)
 CXXFLAGS    := -std=c++17 -O3 -fPIC $(WARN)
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 CFLAGS_SAN  := -std=c11 -D_GNU_SOURCE -O1 -g -fopenmp $(SAN) $(WARN)
-LIBS        := -lopenvdb -ltbb -lz -lqhull_r -lpthread -lm -lstdc++
+LIBS        := -lopenvdb -lImath-3_1 -ltbb -lz -lqhull_r -lpthread -lm -lstdc++
 
 .PHONY: all setup build test test-c test-python test-blender bench clean fuzz
 all: build
@@ -37,10 +37,10 @@ $(BUILD)/opt/%.o: csrc/core/%.c $(wildcard csrc/core/*.h) csrc/vdb/tsubu_vdb.h
 $(BUILD)/san/%.o: csrc/core/%.c $(wildcard csrc/core/*.h) csrc/vdb/tsubu_vdb.h
 	@mkdir -p $(dir $@)
 	gcc $(CFLAGS_SAN) -c $< -o $@
-$(BUILD)/opt/tsubu_vdb.o: $(VDB_SRC) csrc/vdb/tsubu_vdb.h
+$(BUILD)/opt/tsubu_vdb.o: $(VDB_SRC) csrc/vdb/tsubu_vdb.h csrc/core/status.h
 	@mkdir -p $(dir $@)
 	g++ $(CXXFLAGS) -c $< -o $@
-$(BUILD)/san/tsubu_vdb.o: $(VDB_SRC) csrc/vdb/tsubu_vdb.h
+$(BUILD)/san/tsubu_vdb.o: $(VDB_SRC) csrc/vdb/tsubu_vdb.h csrc/core/status.h
 	@mkdir -p $(dir $@)
 	g++ -std=c++17 -O1 -g $(SAN) $(WARN) -c $< -o $@
 

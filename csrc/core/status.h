@@ -8,6 +8,10 @@
 #ifndef TSUBU_STATUS_H
 #define TSUBU_STATUS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ts_status {
     TS_OK = 0,
     TS_ERR_INVALID = 1,   /* a parameter or input is out of range or malformed */
@@ -40,5 +44,9 @@ ts_status ts_fail(ts_error *err, ts_status code, const char *fmt, ...)
 
 /* A short name for a status code ("invalid", "corrupt", ...). */
 const char *ts_status_name(ts_status code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -50,7 +50,7 @@ static ts_rigid_body make_body(double density)
 static void test_free_fall(void)
 {
     ts_rigid_body b = make_body(500);
-    CHECK_NEAR(b.mass, 500 * 0.1, 1e-12);
+    CHECK_NEAR(b.mass, 500 * 0.1, 1e-5); /* the box corners are float32 */
     double dt = 1e-3;
     for (int i = 0; i < 1000; i++) {
         ts_rigid_clear_forces(&b);

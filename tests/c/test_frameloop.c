@@ -1,0 +1,204 @@
+/* test_frameloop.c - the shared frame loop with a toy solver (a ballistic
+ * point): frames end exactly on their times, substeps obey the solver's
+ * stable step and the user's maximum, cancelling leaves whole frames and a
+ * checkpoint, and resuming from that checkpoint gives the same bytes as an
+ * uninterrupted bake. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/frameloop.h"
+
+typedef struct ballistic {
+    float z[2], vz[2];
+    double t;
+    double dt_max;
+    int steps, cancel_after, substeps_seen;
+} ballistic;
+
+static ts_status b_stable_dt(void *s, double *dt, ts_error *err)
+{
+    (void)err;
+    *dt = ((ballistic *)s)->dt_max;
+    return TS_OK;
+}
+
+static ts_status b_step(void *s, double dt, double s_end, ts_error *err)
+{
+    (void)s_end;
+    ballistic *b = s;
+    for (int i = 0; i < 2; i++) {
+        b->vz[i] -= (float)(9.81 * dt);
+        b->z[i] += (float)(b->vz[i] * dt);
+    }
+    b->t += dt;
+    b->steps++;
+    return isfinite(b->z[0]) ? TS_OK : ts_fail(err, TS_ERR_UNSTABLE, "toy solver blew up");
+}
+
+static ts_status b_write(void *s, ts_frame_output *out, ts_error *err)
+{
+    ballistic *b = s;
+    ts_frame f;
+    ts_frame_init(&f, out->frame, out->time, 2);
+    ts_status st = ts_frame_add(&f, "z", TS_ATTR_F32, 1, b->z, err);
+    return st == TS_OK ? ts_output_particles(out, "points", &f, err) : st;
+}
+
+static ts_status b_save(void *s, ts_frame *cp, ts_error *err)
+{
+    ballistic *b = s;
+    cp->count = 2;
+    ts_status st = ts_frame_add(cp, "z", TS_ATTR_F32, 1, b->z, err);
+    return st == TS_OK ? ts_frame_add(cp, "vz", TS_ATTR_F32, 1, b->vz, err) : st;
+}
+
+static const ts_solver_ops BALLISTIC = {"ballistic", NULL, b_stable_dt, b_step, b_write, b_save};
+
+static int count_substeps(void *user, const ts_progress *p)
+{
+    ballistic *b = user;
+    b->substeps_seen++;
+    CHECK(p->fraction >= 0.0 && p->fraction <= 1.0 + 1e-12);
+    return b->cancel_after > 0 && b->substeps_seen >= b->cancel_after;
+}
+
+static ts_frame_loop make_loop(const char *dir, ballistic *b)
+{
+    ts_frame_loop loop = {1, 11, 24.0, 1000, dir, 3, count_substeps, b};
+    return loop;
+}
+
+static void read_z(const char *dir, int frame, float z[2])
+{
+    char path[256];
+    ts_frame f;
+    ts_error err;
+    snprintf(path, sizeof path, "%s/points/points_%06d.tspf", dir, frame);
+    z[0] = z[1] = NAN;
+    if (ts_frame_read(path, &f, &err) != TS_OK)
+        return;
+    memcpy(z, ts_frame_find(&f, "z")->data, 2 * sizeof(float));
+    ts_frame_free(&f);
+}
+
+static void remove_tree(const char *dir)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void test_exact_frame_times(void)
+{
+    char dir[] = "/tmp/tsubu-loop-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    ballistic b = {{10, 20}, {0, 1}, 0, 0.007, 0, 0, 0};
+    ts_frame_loop loop = make_loop(dir, &b);
+    ts_error err;
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_OK);
+    CHECK_NEAR(b.t, 10.0 / 24.0, 1e-12);
+    CHECK(b.steps == 10 * 6); /* ceil((1/24) / 0.007) = 6 substeps per frame */
+    for (int frame = 1; frame <= 11; frame++) {
+        float z[2];
+        read_z(dir, frame, z);
+        CHECK(isfinite(z[0]));
+    }
+    /* the user's maximum wins over the stable step */
+    ballistic c = {{10, 20}, {0, 1}, 0, 1e-6, 0, 0, 0};
+    loop.max_substeps = 3;
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &c, 1, &err) == TS_OK);
+    CHECK(c.steps == 30);
+    CHECK_NEAR(c.t, 10.0 / 24.0, 1e-12);
+    remove_tree(dir);
+}
+
+static void test_cancel_and_resume(void)
+{
+    char whole[] = "/tmp/tsubu-loop-XXXXXX", part[] = "/tmp/tsubu-loop-XXXXXX";
+    CHECK(mkdtemp(whole) && mkdtemp(part));
+    ts_error err;
+    ballistic ref = {{10, 20}, {0, 1}, 0, 0.01, 0, 0, 0};
+    ts_frame_loop loop = make_loop(whole, &ref);
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &ref, 1, &err) == TS_OK);
+
+    ballistic b = {{10, 20}, {0, 1}, 0, 0.01, 0, 14, 0}; /* 5 substeps per frame: cancel inside frame 4 */
+    loop = make_loop(part, &b);
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_ERR_CANCELLED);
+    CHECK(strstr(err.message, "cancelled") != NULL);
+    char path[256];
+    ts_frame cp;
+    CHECK(ts_checkpoint_path(path, sizeof path, part, &err) == TS_OK);
+    CHECK(ts_frame_read(path, &cp, &err) == TS_OK);
+    CHECK(cp.frame == 3); /* frames 1-3 whole, frame 4 never written */
+    float z[2];
+    read_z(part, 4, z);
+    CHECK(isnan(z[0]));
+    /* resume: the state comes back from the checkpoint */
+    ballistic r = {{0, 0}, {0, 0}, cp.time, 0.01, 0, 0, 0};
+    memcpy(r.z, ts_frame_find(&cp, "z")->data, sizeof r.z);
+    memcpy(r.vz, ts_frame_find(&cp, "vz")->data, sizeof r.vz);
+    loop = make_loop(part, &r);
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &r, cp.frame, &err) == TS_OK);
+    ts_frame_free(&cp);
+    for (int frame = 1; frame <= 11; frame++) {
+        float a[2], c[2];
+        read_z(whole, frame, a);
+        read_z(part, frame, c);
+        CHECK(memcmp(a, c, sizeof a) == 0);
+    }
+    remove_tree(whole);
+    remove_tree(part);
+}
+
+static void test_bad_settings_named(void)
+{
+    ballistic b = {{0, 0}, {0, 0}, 0, 0.01, 0, 0, 0};
+    ts_frame_loop loop = make_loop("/tmp", &b);
+    ts_error err;
+    loop.fps = NAN;
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_ERR_INVALID && strstr(err.message, "fps"));
+    loop = make_loop("/tmp", &b);
+    loop.frame_end = 0;
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_ERR_INVALID && strstr(err.message, "frame_end"));
+    loop = make_loop("/tmp", &b);
+    loop.max_substeps = 0;
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_ERR_INVALID && strstr(err.message, "max_substeps"));
+    CHECK(b.steps == 0);
+}
+
+static ts_status unstable_dt(void *s, double *dt, ts_error *err)
+{
+    (void)s;
+    (void)err;
+    *dt = NAN;
+    return TS_OK;
+}
+
+static void test_blow_up_names_frame(void)
+{
+    char dir[] = "/tmp/tsubu-loop-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    ballistic b = {{0, 0}, {0, 0}, 0, 0.01, 0, 0, 0};
+    ts_solver_ops ops = BALLISTIC;
+    ops.stable_dt = unstable_dt;
+    ts_frame_loop loop = make_loop(dir, &b);
+    ts_error err;
+    CHECK(ts_run_frames(&loop, &ops, &b, 1, &err) == TS_ERR_UNSTABLE);
+    CHECK(strstr(err.message, "frame 2") != NULL);
+    float z[2];
+    read_z(dir, 1, z); /* the initial frame stays written */
+    CHECK(z[0] == 0.0f);
+    remove_tree(dir);
+}
+
+const test_case frameloop_tests[] = {
+    {"frameloop/exact_frame_times_and_substeps", test_exact_frame_times},
+    {"frameloop/cancel_then_resume_identical", test_cancel_and_resume},
+    {"frameloop/bad_settings_named", test_bad_settings_named},
+    {"frameloop/blow_up_names_frame", test_blow_up_names_frame},
+    {0, 0},
+};
