@@ -67,7 +67,7 @@ test-c: $(BUILD)/opt/test_core $(BUILD)/san/test_core $(BUILD)/fuzz/fuzz_cache
 	OMP_NUM_THREADS=2 $(BUILD)/opt/test_core
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=2 $(BUILD)/san/test_core
 	@mkdir -p $(BUILD)/fuzz/corpus
-	$(BUILD)/fuzz/fuzz_cache -runs=300000 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds 2>&1 | tail -2
+	$(BUILD)/fuzz/fuzz_cache -max_total_time=30 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds 2>&1 | tail -2
 
 fuzz: $(BUILD)/fuzz/fuzz_cache
 	@mkdir -p $(BUILD)/fuzz/corpus

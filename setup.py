@@ -1,0 +1,55 @@
+"""Build the extension tsubu._core for the Python that runs this file.
+
+    /usr/bin/python3 setup.py build_ext --inplace     (what `make build` does)
+
+C11 core and binding, one C++ file for OpenVDB, NumPy C API; linked against
+OpenVDB, TBB, zlib and Qhull. The built module lands in addon/tsubu/, so the
+add-on folder is importable as is (PYTHONPATH=addon) and installable in Blender.
+"""
+import glob
+
+import numpy
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+C_FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-O3", "-fopenmp", "-Wall", "-Wextra"]
+CXX_FLAGS = ["-std=c++17", "-O3", "-Wall", "-Wextra"]
+
+
+class BuildExt(build_ext):
+    """Give C and C++ sources their own flags (distutils passes one set to both)."""
+
+    def build_extensions(self):
+        compiler = self.compiler
+        original = compiler._compile
+
+        def compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts):
+            flags = CXX_FLAGS if src.endswith(".cpp") else C_FLAGS
+            return original(obj, src, ext, cc_args, flags, pp_opts)
+
+        compiler._compile = compile_one
+        for flag in ("-g", "-O2", "-Wstrict-prototypes"):  # from Python's own build flags
+            for attr in ("compiler", "compiler_so"):
+                args = getattr(compiler, attr)
+                while flag in args:
+                    args.remove(flag)
+        super().build_extensions()
+
+
+core = Extension(
+    "tsubu._core",
+    sources=sorted(glob.glob("csrc/core/*.c")) + sorted(glob.glob("csrc/python/*.c")) + ["csrc/vdb/tsubu_vdb.cpp"],
+    include_dirs=["csrc", numpy.get_include()],
+    libraries=["openvdb", "Imath-3_1", "tbb", "z", "qhull_r", "stdc++", "m"],
+    extra_link_args=["-fopenmp"],
+)
+
+setup(
+    name="tsubu",
+    version="0.1.0",
+    license="GPL-2.0-or-later",
+    package_dir={"": "addon"},
+    packages=["tsubu"],
+    ext_modules=[core],
+    cmdclass={"build_ext": BuildExt},
+)
