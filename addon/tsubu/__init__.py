@@ -1,0 +1,41 @@
+"""Tsubu: particle effect solvers for Blender, and the same as a Python library.
+
+    import tsubu
+    tsubu.schema.get("water").defaults()
+    desc = tsubu.SceneDescription.load("scene.json")
+    tsubu.bake(desc, "cache/")
+    tsubu.Cache("cache/").read_particles("fluid", 10)["position"]
+
+`import tsubu` never imports bpy; only tsubu.blender does, inside Blender.
+As a Blender add-on, register()/unregister() hand over to tsubu.blender.
+"""
+bl_info = {
+    "name": "Tsubu",
+    "author": "Tsubu developers",
+    "version": (0, 1, 0),
+    "blender": (3, 4, 0),
+    "location": "Properties > Physics > Tsubu",
+    "description": "Particle effects: water with floating bodies, sand, erosion, fracture, elastoplastic",
+    "doc_url": "https://github.com/tsubu/tsubu/blob/main/README.md",
+    "category": "Physics",
+}
+__version__ = "0.1.0"
+
+from . import presets, schema  # noqa: E402
+from .bake import bake  # noqa: E402
+from .cache import Cache  # noqa: E402
+from .errors import CancelledError, CorruptFileError, UnstableError, ValidationError  # noqa: E402
+from .scene import SceneDescription, SceneObject  # noqa: E402
+
+__all__ = ["bake", "Cache", "SceneDescription", "SceneObject", "schema", "presets", "ValidationError",
+           "CorruptFileError", "CancelledError", "UnstableError"]
+
+
+def register():
+    from . import blender
+    blender.register()
+
+
+def unregister():
+    from . import blender
+    blender.unregister()

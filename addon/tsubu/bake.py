@@ -1,0 +1,106 @@
+"""tsubu.bake: run an effect's solver from a scene description into a cache folder.
+
+The shared parts live here: validation before anything is written, the
+manifest and its status, resume from the last whole frame, progress and
+cancel (a progress callback returning True, or Ctrl-C), and leaving every
+frame already written intact whatever happens. Each effect registers a
+Runner: the streams it writes and a function that calls its C solver.
+"""
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .cache import Cache
+from .errors import CancelledError, ValidationError
+from .scene import SceneDescription
+
+
+@dataclass
+class Progress:
+    frame: int
+    frame_start: int
+    frame_end: int
+    fraction: float  # of the whole bake, 0..1
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Runner:
+    streams: Callable   # (description) -> {stream: {"kind": ..., ...}}
+    run: Callable       # (description, cache, report, first_frame) -> None; report(Progress) -> True to cancel
+
+
+RUNNERS = {}
+
+
+def register_runner(effect, runner):
+    RUNNERS[effect] = runner
+
+
+def scene_digest(description):
+    """A hash of everything that decides the result: resume only continues the same scene."""
+    h = hashlib.sha256()
+    head = {k: getattr(description, k) for k in ("effect", "parameters", "frame_start", "frame_end", "fps", "seed")}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    for o in description.objects:
+        h.update(json.dumps([o.name, o.role, o.params], sort_keys=True).encode())
+        for a in (o.vertices, o.triangles, o.matrices, *[o.arrays[k] for k in sorted(o.arrays)]):
+            if a is not None:
+                h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def bake(description, cache_dir, progress=None, resume=False):
+    """Bake description (a SceneDescription or the path of a saved one) into cache_dir.
+
+    progress(Progress) may return True to cancel; Ctrl-C cancels too. Either
+    raises CancelledError with the frames already written intact (bake again
+    with resume=True to go on). Returns the Cache."""
+    if isinstance(description, (str, os.PathLike)):
+        description = SceneDescription.load(os.fspath(description))
+    description.validate()
+    runner = RUNNERS.get(description.effect)
+    if runner is None:
+        raise ValidationError([f"the {description.effect} solver is not part of this Tsubu build"], "bake")
+    cache = Cache(cache_dir)
+    digest = scene_digest(description)
+    first = description.frame_start
+    if resume and cache.exists():
+        m = cache.manifest()
+        if m["effect"] != description.effect or m.get("scene_digest") != digest:
+            raise ValidationError([f"{cache.folder} holds a bake of a different scene or different settings; "
+                                   "bake from the start instead of resuming"], "resume")
+        last = cache.last_whole_frame()
+        if last is not None and os.path.isfile(os.path.join(cache.folder, "state", "checkpoint.tspf")):
+            first = last
+        if first == description.frame_end and m["status"] == "complete":
+            return cache
+        if first == description.frame_start:
+            resume = False
+    else:
+        resume = False
+    if not resume:
+        cache.create(description.effect, description.parameters, description.frame_start, description.frame_end,
+                     description.fps, description.seed, runner.streams(description), digest)
+    else:
+        cache.update(status="baking", message="")
+
+    def report(p):
+        return bool(progress(p)) if progress else False
+
+    try:
+        runner.run(description, cache, report, first)
+    except (CancelledError, KeyboardInterrupt):
+        last = cache.last_whole_frame()
+        cache.update(status="cancelled", last_frame=last, message=f"cancelled after frame {last}")
+        raise CancelledError(f"bake cancelled; frames {description.frame_start}-{last} are in {cache.folder} "
+                             "(resume to go on)") from None
+    except BaseException as e:
+        cache.update(status="failed", last_frame=cache.last_whole_frame(), message=str(e))
+        raise
+    cache.update(status="complete", last_frame=description.frame_end, message="")
+    return cache

@@ -1,0 +1,193 @@
+"""Cache folders: what a bake writes and Blender plays back.
+
+    DIR/manifest.json                     effect, parameters, frames, streams, bake status
+    DIR/<stream>/<stream>_000001.tspf     particle frames (docs/cache-format.md)
+    DIR/<stream>/<stream>_000001.vdb      volumes (OpenVDB, named grids)
+    DIR/state/checkpoint.tspf             solver state at the last whole frame (resume)
+
+A stream of kind "transforms" is a particle frame per frame with one row per
+rigid object (position, rotation as a w-x-y-z quaternion, id), the object
+names listed in the manifest. Every file is written atomically, so whatever
+is on disk is whole; the manifest's status says whether the bake finished.
+"""
+import os
+import shutil
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _core
+from .errors import CorruptFileError
+from .fileio import read_json, write_json
+
+MANIFEST = "manifest.json"
+FORMAT = "tsubu-cache"
+FORMAT_VERSION = 1
+KINDS = {"particles": "tspf", "transforms": "tspf", "volume": "vdb"}
+
+
+def version():
+    from . import __version__
+    return __version__
+
+
+@dataclass
+class ParticleFrame:
+    frame: int
+    time: float
+    count: int
+    attributes: dict  # name -> ndarray (count,) or (count, components)
+
+    def __getitem__(self, name):
+        return self.attributes[name]
+
+
+def frame_path(folder, stream, frame, kind="particles"):
+    return os.path.join(folder, stream, f"{stream}_{frame:06d}.{KINDS[kind]}")
+
+
+def write_particles(path, frame, time, attributes, level=6):
+    """Write one particle frame (attributes: {name: array}) atomically."""
+    _core.write_frame(path, int(frame), float(time), list(attributes.items()), level)
+
+
+def read_particles(path):
+    frame, time, count, attributes = _core.read_frame(path)
+    return ParticleFrame(frame, time, count, attributes)
+
+
+class Cache:
+    """A cache folder: its manifest, its frames, and freeing it."""
+
+    def __init__(self, folder):
+        self.folder = os.path.abspath(folder)
+
+    @property
+    def manifest_path(self):
+        return os.path.join(self.folder, MANIFEST)
+
+    def exists(self):
+        return os.path.isfile(self.manifest_path)
+
+    def manifest(self):
+        if not self.exists():
+            raise OSError(f"{self.folder}: no Tsubu cache here (no {MANIFEST}); bake first")
+        m = read_json(self.manifest_path, "Tsubu cache manifest")
+        if not isinstance(m, dict) or m.get("format") != FORMAT:
+            raise CorruptFileError(f"{self.manifest_path}: not a Tsubu cache manifest")
+        if m.get("format_version") != FORMAT_VERSION:
+            raise CorruptFileError(f"{self.manifest_path}: cache format {m.get('format_version')!r}; this Tsubu "
+                                   f"reads {FORMAT_VERSION} (bake again)")
+        if not isinstance(m.get("streams"), dict):
+            raise CorruptFileError(f"{self.manifest_path}: the manifest lists no streams")
+        return m
+
+    def create(self, effect, parameters, frame_start, frame_end, fps, seed, streams, scene_digest=""):
+        """Start a new cache: the old one's files go (only ours), a fresh manifest is written."""
+        if self.exists():
+            self.free()
+        elif os.path.isdir(self.folder) and os.listdir(self.folder):
+            raise OSError(f"{self.folder}: the folder holds other files and no Tsubu cache; choose an empty or new "
+                          "folder")
+        os.makedirs(self.folder, exist_ok=True)
+        manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "tsubu_version": version(),
+                    "effect": effect, "parameters": parameters, "seed": seed, "fps": fps,
+                    "frame_start": frame_start, "frame_end": frame_end, "scene_digest": scene_digest,
+                    "streams": streams, "status": "baking", "last_frame": None, "message": ""}
+        for stream in streams:
+            os.makedirs(os.path.join(self.folder, stream), exist_ok=True)
+        write_json(self.manifest_path, manifest)
+        return manifest
+
+    def update(self, **fields):
+        m = self.manifest()
+        m.update(fields)
+        write_json(self.manifest_path, m)
+        return m
+
+    def frames(self, stream):
+        """Sorted frame numbers of a stream's whole files."""
+        m = self.manifest()
+        if stream not in m["streams"]:
+            raise KeyError(f"{self.folder}: no stream '{stream}' (streams: {', '.join(m['streams'])})")
+        ext = "." + KINDS[m["streams"][stream]["kind"]]
+        prefix = stream + "_"
+        d = os.path.join(self.folder, stream)
+        out = []
+        for name in os.listdir(d) if os.path.isdir(d) else ():
+            if name.startswith(prefix) and name.endswith(ext) and name[len(prefix):-len(ext)].lstrip("-").isdigit():
+                out.append(int(name[len(prefix):-len(ext)]))
+        return sorted(out)
+
+    def path(self, stream, frame):
+        kind = self.manifest()["streams"][stream]["kind"]
+        return frame_path(self.folder, stream, frame, kind)
+
+    def read_particles(self, stream, frame):
+        return read_particles(frame_path(self.folder, stream, frame))
+
+    def read_transforms(self, stream, frame):
+        """{object name: 4x4 world matrix} at a frame of a transforms stream."""
+        names = self.manifest()["streams"][stream]["objects"]
+        f = self.read_particles(stream, frame)
+        out = {}
+        for i, body in enumerate(f["id"]):
+            if not 0 <= body < len(names):
+                raise CorruptFileError(f"{self.path(stream, frame)}: object id {body} is not in the manifest")
+            out[names[body]] = matrix_from(f["position"][i], f["rotation"][i])
+        return out
+
+    def last_whole_frame(self):
+        """The frame every stream has reached (None if none): where a resume starts."""
+        m = self.manifest()
+        last = None
+        for stream in m["streams"]:
+            frames = set(self.frames(stream))
+            f, n = m["frame_start"], None
+            while f in frames:
+                n, f = f, f + 1
+            last = n if last is None else (None if n is None else min(last, n))
+            if last is None:
+                return None
+        return last
+
+    def free(self):
+        """Delete the cache's own files (manifest, stream folders, state); refuse a folder that is not a cache."""
+        m = self.manifest()
+        for stream in list(m["streams"]) + ["state"]:
+            d = os.path.join(self.folder, stream)
+            if os.path.isdir(d) and os.path.dirname(os.path.abspath(d)) == self.folder:
+                shutil.rmtree(d)
+        os.unlink(self.manifest_path)
+
+    def info(self):
+        """A few lines saying what the cache holds."""
+        m = self.manifest()
+        lines = [f"{self.folder}: {m['effect']} cache, Tsubu {m['tsubu_version']}, status {m['status']}",
+                 f"  frames {m['frame_start']}-{m['frame_end']} at {m['fps']:g} fps, seed {m['seed']}"]
+        if m.get("message"):
+            lines.append(f"  message: {m['message']}")
+        for stream, desc in m["streams"].items():
+            frames = self.frames(stream)
+            span = f"{frames[0]}-{frames[-1]}" if frames else "none"
+            detail = ""
+            if frames and desc["kind"] in ("particles", "transforms"):
+                f = self.read_particles(stream, frames[-1])
+                cols = ", ".join(f"{k} {v.dtype}x{1 if v.ndim == 1 else v.shape[1]}" for k, v in f.attributes.items())
+                detail = f"; last frame {f.count} rows: {cols}"
+            elif frames:
+                grids = _core.read_vdb(self.path(stream, frames[-1]))
+                detail = "; grids: " + ", ".join(f"{g.name} ({g.active_voxels} voxels)" for g in grids)
+            lines.append(f"  {stream} ({desc['kind']}): {len(frames)} frames {span}{detail}")
+        return "\n".join(lines)
+
+
+def matrix_from(position, quaternion):
+    """4x4 matrix from a position and a unit quaternion (w, x, y, z)."""
+    w, x, y, z = (float(c) for c in quaternion)
+    m = np.eye(4)
+    m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                 [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                 [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
+    m[:3, 3] = position
+    return m

@@ -1,0 +1,7 @@
+"""The effects Tsubu knows: importing this package registers their schemas.
+
+One module per effect declares its parameters and object roles (data only);
+its solver lives in csrc/core/<effect>.c and its scene-to-solver glue in
+tsubu/bake.py's runner table.
+"""
+from . import water  # noqa: F401

@@ -1,0 +1,26 @@
+"""Exceptions of the tsubu package.
+
+Every problem a user can cause (a bad parameter, preset, scene or cache file)
+raises one of these with a message that names the object, parameter or file
+and says what to do. ValidationError carries *all* the problems found, so a
+preset from someone else is reported in one go, not one error at a time.
+"""
+from . import _core
+
+CorruptFileError = _core.CorruptFileError
+CancelledError = _core.CancelledError
+UnstableError = _core.UnstableError
+
+
+class ValidationError(ValueError):
+    """One or more invalid values; .problems lists each one as a sentence."""
+
+    def __init__(self, problems, context=""):
+        self.problems = list(problems)
+        self.context = context
+        head = f"{context}: " if context else ""
+        if len(self.problems) == 1:
+            message = head + self.problems[0]
+        else:
+            message = head + f"{len(self.problems)} problems:\n" + "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(message)

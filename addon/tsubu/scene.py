@@ -1,0 +1,194 @@
+"""Scene descriptions: the one boundary between Blender and the solvers.
+
+The add-on turns a Blender scene into a SceneDescription; tests and farms
+build one in plain Python; `tsubu.bake` runs a solver from it alone. On disk
+it is a pair of files, SCENE.json (effect, parameters, frames, objects) and
+SCENE.npz (the arrays: meshes, per-frame matrices, images), so any bake can
+be reproduced without Blender.
+
+Object geometry is stored in the object's local space with its world matrix
+per frame (shape (F, 4, 4), F = 1 for a static object, else one per frame
+from frame_start to frame_end), so animated objects move rigidly.
+"""
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _core
+from . import schema as schemas
+from .errors import CorruptFileError, ValidationError
+from .fileio import read_json, write_atomic, write_json
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class SceneObject:
+    name: str
+    role: str
+    vertices: np.ndarray                 # (N, 3) float32, local space
+    triangles: np.ndarray                # (M, 3) int32
+    matrices: np.ndarray = None          # (F, 4, 4) float64 world matrices; None = identity
+    params: dict = field(default_factory=dict)
+    arrays: dict = field(default_factory=dict)  # extra named arrays (e.g. an image)
+
+    def matrix(self, index=0):
+        if self.matrices is None:
+            return np.eye(4)
+        return self.matrices[min(index, len(self.matrices) - 1)]
+
+    def world_vertices(self, index=0):
+        m = self.matrix(index)
+        v = self.vertices.astype(np.float64)
+        return (v @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
+
+    @property
+    def animated(self):
+        return self.matrices is not None and len(self.matrices) > 1 and not np.allclose(
+            self.matrices, self.matrices[0])
+
+
+@dataclass
+class SceneDescription:
+    effect: str
+    parameters: dict = field(default_factory=dict)
+    frame_start: int = 1
+    frame_end: int = 48
+    fps: float = 24.0
+    seed: int = 0
+    objects: list = field(default_factory=list)
+
+    @property
+    def schema(self):
+        return schemas.get(self.effect)
+
+    def objects_with_role(self, role):
+        return [o for o in self.objects if o.role == role]
+
+    def validate(self):
+        """Normalise parameters (defaults filled in) and check everything;
+        raises ValidationError listing every problem with the object named."""
+        problems = []
+        try:
+            schema = schemas.get(self.effect)
+        except ValidationError as e:
+            raise ValidationError(e.problems, "scene") from None
+        try:
+            self.parameters = schema.validate(self.parameters)
+        except ValidationError as e:
+            problems += e.problems
+        problems += _check_frames(self)
+        counts = {}
+        for obj in self.objects:
+            problems += _check_object(schema, obj, self.frame_end - self.frame_start + 1)
+            counts[obj.role] = counts.get(obj.role, 0) + 1
+        for role in schema.roles:
+            if role.max_count and counts.get(role.name, 0) > role.max_count:
+                names = ", ".join(o.name for o in self.objects_with_role(role.name))
+                problems.append(f"only {role.max_count} object(s) may be {role.label}, found {names}")
+        if problems:
+            raise ValidationError(problems, f"{self.effect} scene")
+        return self
+
+    def save(self, path):
+        """Write PATH.json and PATH.npz (path may end in .json)."""
+        base = path[:-5] if path.endswith(".json") else path
+        arrays, objects = {}, []
+        for i, obj in enumerate(self.objects):
+            refs = {}
+            for key, value in [("vertices", obj.vertices), ("triangles", obj.triangles),
+                               ("matrices", obj.matrices)] + sorted(obj.arrays.items()):
+                if value is not None:
+                    refs[key] = f"o{i}_{key}"
+                    arrays[refs[key]] = np.asarray(value)
+            objects.append({"name": obj.name, "role": obj.role, "params": obj.params, "arrays": refs})
+        doc = {"tsubu_scene": FORMAT_VERSION, "effect": self.effect, "parameters": self.parameters,
+               "frame_start": self.frame_start, "frame_end": self.frame_end, "fps": self.fps, "seed": self.seed,
+               "arrays_file": os.path.basename(base) + ".npz", "objects": objects}
+        tmp = base + ".npz.writing"
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, **arrays)
+        os.replace(tmp, base + ".npz")
+        write_json(base + ".json", doc)
+        return base + ".json"
+
+    @classmethod
+    def load(cls, path):
+        """Read a saved description (not yet validated: call .validate())."""
+        doc = read_json(path, "Tsubu scene description")
+        if not isinstance(doc, dict) or doc.get("tsubu_scene") != FORMAT_VERSION:
+            raise CorruptFileError(f"{path}: not a Tsubu scene description (format {FORMAT_VERSION})")
+        npz_path = os.path.join(os.path.dirname(os.path.abspath(path)), str(doc.get("arrays_file", "")))
+        try:
+            with np.load(npz_path, allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+        except FileNotFoundError:
+            raise OSError(f"{path}: its arrays file {npz_path} is missing; save the scene again") from None
+        except (ValueError, OSError, EOFError) as e:
+            raise CorruptFileError(f"{npz_path}: damaged arrays file ({e}); save the scene again") from None
+        try:
+            objects = []
+            for o in doc["objects"]:
+                refs = dict(o["arrays"])
+
+                def take(key, refs=refs):
+                    return arrays[refs.pop(key)] if key in refs else None
+
+                objects.append(SceneObject(name=str(o["name"]), role=str(o["role"]), vertices=take("vertices"),
+                                           triangles=take("triangles"), matrices=take("matrices"),
+                                           params=dict(o.get("params", {})),
+                                           arrays={k: arrays[v] for k, v in refs.items()}))
+            return cls(effect=doc["effect"], parameters=dict(doc["parameters"]), frame_start=doc["frame_start"],
+                       frame_end=doc["frame_end"], fps=doc["fps"], seed=doc["seed"], objects=objects)
+        except (KeyError, TypeError) as e:
+            raise CorruptFileError(f"{path}: scene description lacks {e}; save the scene again") from None
+
+
+def _check_frames(d):
+    problems = []
+    for key in ("frame_start", "frame_end", "seed"):
+        v = getattr(d, key)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            problems.append(f"'{key}' must be a whole number, got {v!r}")
+    if not problems and d.frame_end < d.frame_start:
+        problems.append(f"'frame_end' ({d.frame_end}) is before 'frame_start' ({d.frame_start})")
+    if not problems and d.seed < 0:
+        problems.append(f"'seed' must be 0 or more, got {d.seed}")
+    if not isinstance(d.fps, (int, float)) or not math.isfinite(d.fps) or not 0 < d.fps <= 10000:
+        problems.append(f"'fps' must be between 0 and 10000 frames per second, got {d.fps!r}")
+    return problems
+
+
+def _check_object(schema, obj, frames):
+    where = f"object '{obj.name}'"
+    role = schema.role(obj.role)
+    if role is None:
+        roles = ", ".join(r.name for r in schema.roles)
+        return [f"{where}: role '{obj.role}' is not one of {schema.effect}'s roles ({roles})"]
+    problems = []
+    try:
+        obj.params = schemas.validate_params(role.params, obj.params, context=where)
+    except ValidationError as e:
+        problems += [f"{where}: {p}" for p in e.problems]
+    v, t = obj.vertices, obj.triangles
+    if v is None or t is None or np.ndim(v) != 2 or np.shape(v)[-1] != 3 or np.ndim(t) != 2 or np.shape(t)[-1] != 3:
+        return problems + [f"{where}: needs vertices (N, 3) and triangles (M, 3)"]
+    obj.vertices = np.ascontiguousarray(v, dtype=np.float32)
+    obj.triangles = np.ascontiguousarray(t, dtype=np.int32)
+    if obj.matrices is not None:
+        m = np.asarray(obj.matrices, dtype=np.float64)
+        if m.ndim != 3 or m.shape[1:] != (4, 4) or len(m) not in (1, frames) or not np.isfinite(m).all():
+            problems.append(f"{where}: matrices must be finite, shape (1, 4, 4) or ({frames}, 4, 4), got {m.shape}")
+        elif abs(np.linalg.det(m[0, :3, :3])) < 1e-12:
+            problems.append(f"{where}: its transform is flat (zero scale); apply a non-zero scale")
+        obj.matrices = m
+    if role.needs_closed_mesh and not problems:
+        try:
+            _core.check_closed_mesh(obj.world_vertices(), obj.triangles, obj.name)
+        except ValueError as e:
+            problems.append(str(e))
+    elif len(obj.vertices) == 0:
+        problems.append(f"{where}: the mesh is empty")
+    return problems
