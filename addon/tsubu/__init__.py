@@ -22,7 +22,7 @@ bl_info = {
 __version__ = "0.1.0"
 
 from . import presets, schema  # noqa: E402
-from .bake import bake  # noqa: E402
+from .baking import bake  # noqa: E402
 from .cache import Cache  # noqa: E402
 from .errors import CancelledError, CorruptFileError, UnstableError, ValidationError  # noqa: E402
 from .scene import SceneDescription, SceneObject  # noqa: E402

@@ -51,7 +51,7 @@ def cmd_presets(args):
 
 
 def cmd_bake(args):
-    from .bake import bake
+    from .baking import bake
     started = time.monotonic()
     last = [-1.0]
 

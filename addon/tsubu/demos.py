@@ -1,5 +1,5 @@
 """Built-in demo scenes (`python3 -m tsubu demo EFFECT --out DIR`), built in plain Python."""
-from .bake import bake
+from .baking import bake
 
 DEMOS = {}
 

@@ -2,6 +2,6 @@
 
 One module per effect declares its parameters and object roles (data only);
 its solver lives in csrc/core/<effect>.c and its scene-to-solver glue in
-tsubu/bake.py's runner table.
+tsubu/baking.py's runner table.
 """
 from . import water  # noqa: F401

@@ -1,0 +1,105 @@
+"""The bake driver and cache folders: manifest and status, progress and
+cancel leave whole frames, resume goes on from the last whole frame, a
+failure keeps what was written, free removes only the cache's own files."""
+import functools
+import json
+import os
+
+import numpy as np
+import pytest
+
+import fake_runner
+import tsubu
+from helpers import box
+from tsubu import baking as bakelib
+from tsubu.errors import CancelledError, CorruptFileError, UnstableError, ValidationError
+
+
+@pytest.fixture
+def runner(monkeypatch):
+    monkeypatch.setitem(bakelib.RUNNERS, "water", fake_runner.RUNNER)
+    return fake_runner
+
+
+def scene(frames=10):
+    v, t = box((0, 0, 0), (0.2, 0.2, 0.2))
+    return tsubu.SceneDescription("water", {}, 1, frames, 24.0, 0, [tsubu.SceneObject("Water", "fluid", v, t)])
+
+
+def test_complete_bake_and_read_back(runner, tmp_path):
+    seen = []
+    cache = tsubu.bake(scene(), str(tmp_path / "c"), progress=lambda p: seen.append(p.fraction))
+    m = cache.manifest()
+    assert m["status"] == "complete" and m["last_frame"] == 10 and m["effect"] == "water"
+    assert cache.frames("points") == list(range(1, 11)) and cache.last_whole_frame() == 10
+    assert seen == sorted(seen) and seen[-1] == 1.0
+    f = cache.read_particles("points", 4)
+    assert np.array_equal(f["position"], fake_runner.state_at(4, 24.0)) and f.count == 10
+    mats = cache.read_transforms("rigid", 7)
+    assert np.allclose(mats["Crate"], np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 7], [0, 0, 0, 1]]))
+    text = cache.info()
+    assert "complete" in text and "points (particles): 10 frames 1-10" in text
+
+
+def test_cancel_keeps_frames_then_resume_finishes(runner, tmp_path):
+    folder = str(tmp_path / "c")
+    with pytest.raises(CancelledError, match="frames 1-4"):
+        tsubu.bake(scene(), folder, progress=lambda p: p.frame == 4)
+    cache = tsubu.Cache(folder)
+    assert cache.manifest()["status"] == "cancelled" and cache.last_whole_frame() == 4
+    for frame in range(1, 5):
+        cache.read_particles("points", frame)  # whole and readable
+    starts = []
+    original = runner.RUNNER.run
+    bakelib.RUNNERS["water"] = bakelib.Runner(runner.streams, lambda d, c, r, first: (starts.append(first),
+                                                                                       original(d, c, r, first)))
+    tsubu.bake(scene(), folder, resume=True)
+    assert starts == [4]
+    assert cache.manifest()["status"] == "complete" and cache.frames("points") == list(range(1, 11))
+    # resuming a different scene is refused rather than mixing two bakes
+    other = scene()
+    other.parameters = {"viscosity": 1.0}
+    with pytest.raises(ValidationError, match="different"):
+        tsubu.bake(other, folder, resume=True)
+
+
+def test_failure_keeps_written_frames(runner, tmp_path, monkeypatch):
+    monkeypatch.setitem(bakelib.RUNNERS, "water", bakelib.Runner(
+        runner.streams, functools.partial(runner.run, fail_at=6)))
+    folder = str(tmp_path / "c")
+    with pytest.raises(UnstableError, match="frame 6"):
+        tsubu.bake(scene(), folder)
+    m = tsubu.Cache(folder).manifest()
+    assert m["status"] == "failed" and "frame 6" in m["message"] and m["last_frame"] == 5
+
+
+def test_invalid_scene_writes_nothing(runner, tmp_path):
+    s = scene()
+    s.objects[0].triangles = s.objects[0].triangles[:-2]
+    with pytest.raises(ValidationError, match="Water"):
+        tsubu.bake(s, str(tmp_path / "c"))
+    assert not os.path.exists(tmp_path / "c")
+
+
+def test_free_and_foreign_folders(runner, tmp_path):
+    folder = tmp_path / "c"
+    cache = tsubu.bake(scene(3), str(folder))
+    (folder / "notes.txt").write_text("mine")
+    cache.free()
+    assert sorted(os.listdir(folder)) == ["notes.txt"]  # only the cache's own files went
+    with pytest.raises(OSError, match="other files"):
+        tsubu.bake(scene(3), str(folder))
+    with pytest.raises(OSError, match="no Tsubu cache"):
+        tsubu.Cache(str(folder)).manifest()
+
+
+def test_damaged_manifest(runner, tmp_path):
+    cache = tsubu.bake(scene(2), str(tmp_path / "c"))
+    with open(cache.manifest_path, "w") as f:
+        f.write("{")
+    with pytest.raises(CorruptFileError, match="manifest.json"):
+        cache.manifest()
+    with open(cache.manifest_path, "w") as f:
+        json.dump({"format": "tsubu-cache", "format_version": 9}, f)
+    with pytest.raises(CorruptFileError, match="bake again"):
+        cache.manifest()

@@ -1,0 +1,57 @@
+"""The VDB layer from Python: particle and mesh level sets enclose the right
+volume, fog grids keep their values, .vdb files keep grid names."""
+import math
+
+import numpy as np
+import pytest
+
+from helpers import box, mesh_volume
+from tsubu import _core
+from tsubu.errors import CorruptFileError
+
+
+def test_particle_surface_and_mesh_volume(tmp_path):
+    g = _core.particles_to_level_set(np.array([[0.0, 0.0, 0.0]], np.float32), 0.4, 0.02)
+    assert g.is_level_set and g.name == "surface" and g.voxel_size == pytest.approx(0.02)
+    assert g.sample((0.4, 0, 0)) == pytest.approx(0.0, abs=0.01)
+    v, t = g.to_mesh()
+    assert mesh_volume(v, t) == pytest.approx(4 / 3 * math.pi * 0.4 ** 3, rel=0.02)
+    bv, bt = box((0, 0, 0), (1, 2, 0.5))
+    mg = _core.mesh_to_level_set(bv, bt, 0.05)
+    v, t = mg.to_mesh()
+    assert mesh_volume(v, t) == pytest.approx(1.0, rel=0.02)
+
+
+def test_fog_and_files(tmp_path):
+    values = np.zeros((4, 5, 6), np.float32)
+    values[1:3, 2:4, 1:5] = np.arange(16, dtype=np.float32).reshape(2, 2, 4) + 1
+    fog = _core.dense_to_grid(values, (1.0, 2.0, 3.0), 0.5)
+    fog.name = "density"
+    assert not fog.is_level_set and fog.active_voxels == 16
+    surface = _core.particles_to_level_set(np.zeros((1, 3), np.float32), 0.2, 0.05)
+    path = str(tmp_path / "f.vdb")
+    _core.write_vdb(path, [surface, fog])
+    back = {g.name: g for g in _core.read_vdb(path)}
+    assert set(back) == {"surface", "density"} and back["surface"].is_level_set
+    dense, origin, voxel = back["density"].to_dense()
+    assert dense.sum() == pytest.approx(values.sum())
+    assert origin == pytest.approx((1.0 + 0.5, 2.0 + 1.0, 3.0 + 0.5)) and voxel == 0.5
+    assert back["density"].sample((1.0 + 0.5 * 1, 2.0 + 0.5 * 2, 3.0 + 0.5 * 1)) == pytest.approx(values[1, 2, 1])
+    with open(path, "wb") as f:
+        f.write(b"broken")
+    with pytest.raises(Exception, match="f.vdb"):
+        _core.read_vdb(path)
+
+
+def test_bad_input_is_an_error_not_a_crash():
+    with pytest.raises(ValueError, match="voxel"):
+        _core.particles_to_level_set(np.zeros((1, 3), np.float32), 0.2, -1.0)
+    with pytest.raises(ValueError, match="positions"):
+        _core.particles_to_level_set(np.zeros((5, 2), np.float32), 0.2, 0.1)
+    v, t = box()
+    t[0, 0] = 42
+    with pytest.raises(ValueError, match="vertex"):
+        _core.mesh_to_level_set(v, t, 0.1)
+    with pytest.raises(TypeError):
+        _core.write_vdb("/tmp/x.vdb", [1, 2])
+    assert CorruptFileError.__mro__[1] is ValueError
