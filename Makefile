@@ -7,7 +7,8 @@
 #   make test-python  pytest in plain /usr/bin/python3
 #   make test-blender the add-on in Debian's Blender 3.4 and in bpy 4.2 LTS and 4.5 LTS
 #   make bench        benchmarks (not part of the tests)
-#   make demo         (arrives with the first effect)
+#   make addon-zip    dist/tsubu-<version>.zip to install in Blender (Edit > Preferences > Add-ons > Install)
+#   make demo         bake and render the demo water scene (arrives with the water effect)
 
 PYTHON      ?= /usr/bin/python3
 BUILD       := build
@@ -24,7 +25,7 @@ SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 CFLAGS_SAN  := -std=c11 -D_GNU_SOURCE -O1 -g -fopenmp $(SAN) $(WARN)
 LIBS        := -lopenvdb -lImath-3_1 -ltbb -lz -lqhull_r -lpthread -lm -lstdc++
 
-.PHONY: all setup build test test-c test-python test-blender bench clean fuzz
+.PHONY: all setup build test test-c test-python test-blender bench clean fuzz addon-zip
 all: build
 
 setup:
@@ -92,5 +93,8 @@ bench: build $(BUILD)/opt/bench_core
 	OMP_NUM_THREADS=2 $(BUILD)/opt/bench_core
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench core
 
+addon-zip: build
+	$(PYTHON) scripts/make_addon_zip.py
+
 clean:
-	rm -rf $(BUILD) addon/tsubu/_core*.so
+	rm -rf $(BUILD) dist addon/tsubu/_core*.so

@@ -37,7 +37,12 @@ for v in "${BPY_VERSIONS[@]}"; do
         echo "setup: creating $venv (bpy $v, this downloads about 400 MB once)"
         rm -rf "$venv"
         /usr/bin/python3 -m venv "$venv"
-        "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+        log=$(mktemp)
+        if ! "$venv/bin/pip" install -q --disable-pip-version-check -r "$req" >"$log" 2>&1; then
+            cat "$log"; rm -f "$log"
+            echo "setup: installing $req failed"; exit 1
+        fi
+        rm -f "$log"
         cp "$req" "$venv/.stamp"
     fi
 done

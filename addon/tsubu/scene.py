@@ -84,6 +84,10 @@ class SceneDescription:
         for obj in self.objects:
             problems += _check_object(schema, obj, self.frame_end - self.frame_start + 1)
             counts[obj.role] = counts.get(obj.role, 0) + 1
+        settings = schema.settings_role
+        if counts.get(settings.name, 0) == 0:
+            problems.append(f"no object has the {settings.label} role: give one object that role (it holds the "
+                            "settings and bounds)")
         for role in schema.roles:
             if role.max_count and counts.get(role.name, 0) > role.max_count:
                 names = ", ".join(o.name for o in self.objects_with_role(role.name))

@@ -98,6 +98,7 @@ class Role:
     params: tuple = ()
     needs_closed_mesh: bool = True
     max_count: int = 0  # 0: any number of objects may have this role
+    holds_settings: bool = False  # the object with this role carries the effect's settings and cache
 
     def param(self, name):
         return _find(self.params, name)
@@ -120,6 +121,11 @@ class Schema:
             if r.name == name:
                 return r
         return None
+
+    @property
+    def settings_role(self):
+        """The role whose object holds the effect's settings (the domain)."""
+        return next(r for r in self.roles if r.holds_settings)
 
     def defaults(self):
         return {p.name: p.normalise(p.default) for p in self.params}

@@ -23,7 +23,9 @@ def runner(monkeypatch):
 
 def scene(frames=10):
     v, t = box((0, 0, 0), (0.2, 0.2, 0.2))
-    return tsubu.SceneDescription("water", {}, 1, frames, 24.0, 0, [tsubu.SceneObject("Water", "fluid", v, t)])
+    dv, dt = box((-1, -1, -1), (1, 1, 1))
+    return tsubu.SceneDescription("water", {}, 1, frames, 24.0, 0, [tsubu.SceneObject("Water", "fluid", v, t),
+                                                                     tsubu.SceneObject("Domain", "domain", dv, dt)])
 
 
 def test_complete_bake_and_read_back(runner, tmp_path):

@@ -53,7 +53,8 @@ VELOCITY = Param("initial_velocity", "vector", (0.0, 0.0, 0.0), "Velocity at the
 
 ROLES = (
     Role("domain", "Domain", "Bounds of the simulation (its bounding box) and the holder of the settings; "
-         "particles leaving it are removed and counted", needs_closed_mesh=False, max_count=1),
+         "particles leaving it are removed and counted", needs_closed_mesh=False, max_count=1,
+         holds_settings=True),
     Role("fluid", "Fluid", "A closed mesh filled with liquid at the start", params=(VELOCITY,)),
     Role("inflow", "Inflow", "A closed mesh kept full of liquid moving at a velocity over a frame range", params=(
         Param("velocity", "vector", (0.0, 0.0, -1.0), "Velocity of emitted liquid", unit="m/s", min=-1000.0,

@@ -1,0 +1,23 @@
+"""tsubu.blender: everything that touches bpy. Imported only inside Blender.
+
+register()/unregister() are symmetric: enabling and disabling the add-on any
+number of times leaves no classes, handlers or running bakes behind.
+"""
+import bpy
+
+from . import operators, panels, playback, properties
+
+
+def register():
+    properties.register()
+    for cls in operators.CLASSES + panels.CLASSES:
+        bpy.utils.register_class(cls)
+    playback.register()
+
+
+def unregister():
+    operators.cancel_all()
+    playback.unregister()
+    for cls in reversed(operators.CLASSES + panels.CLASSES):
+        bpy.utils.unregister_class(cls)
+    properties.unregister()

@@ -1,0 +1,23 @@
+"""The one place that branches on Blender's version (3.4 and 4.2/4.5 LTS).
+
+Everything else in tsubu.blender uses API common to all supported versions
+or goes through these helpers.
+"""
+import bpy
+
+VERSION = bpy.app.version
+
+
+def new_group_socket(tree, name, in_out, socket_type):
+    """Add an input or output socket to a node group (4.0 moved these to tree.interface)."""
+    if hasattr(tree, "interface"):
+        return tree.interface.new_socket(name=name, in_out=in_out, socket_type=socket_type)
+    sockets = tree.inputs if in_out == "INPUT" else tree.outputs
+    return sockets.new(socket_type, name)
+
+
+def principled_inputs(node):
+    """{role: socket} of the Principled BSDF inputs we set (4.0 renamed several)."""
+    names = {"base_color": "Base Color", "roughness": "Roughness", "ior": "IOR",
+             "transmission": "Transmission Weight" if "Transmission Weight" in node.inputs else "Transmission"}
+    return {k: node.inputs[v] for k, v in names.items()}

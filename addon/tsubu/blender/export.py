@@ -1,0 +1,102 @@
+"""Turn the Blender scene around one settings object (the domain) into a
+tsubu.SceneDescription: the only place Blender data is read for a bake.
+
+Meshes are taken evaluated (modifiers applied) and triangulated, in object
+space; world matrices are sampled at every frame of the bake for objects
+that are animated, once for the others.
+"""
+import os
+
+import bpy
+import numpy as np
+
+from ..scene import SceneDescription, SceneObject
+from . import properties
+
+
+def mesh_arrays(obj, depsgraph):
+    """(vertices (N,3) float32, triangles (M,3) int32) of the evaluated object, object space."""
+    evaluated = obj.evaluated_get(depsgraph)
+    mesh = evaluated.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        v = np.empty(len(mesh.vertices) * 3, np.float32)
+        mesh.vertices.foreach_get("co", v)
+        t = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+        mesh.loop_triangles.foreach_get("vertices", t)
+    finally:
+        evaluated.to_mesh_clear()
+    return v.reshape(-1, 3), t.reshape(-1, 3)
+
+
+def is_animated(obj):
+    o = obj
+    while o is not None:
+        if o.animation_data and (o.animation_data.action or o.animation_data.drivers):
+            return True
+        if o.constraints:
+            return True
+        o = o.parent
+    return False
+
+
+def frame_range(scene, domain):
+    s = domain.tsubu
+    if s.use_scene_frames:
+        return scene.frame_start, scene.frame_end
+    return s.frame_start, s.frame_end
+
+
+def cache_folder(domain):
+    """Absolute cache folder of a domain: <cache_dir>/<object name>."""
+    base = bpy.path.abspath(domain.tsubu.cache_dir or "//tsubu_cache/")
+    if not os.path.isabs(base):  # an unsaved .blend makes // relative to nothing
+        base = os.path.join(bpy.app.tempdir or "/tmp", "tsubu_cache")
+    return os.path.join(base, bpy.path.clean_name(domain.name))
+
+
+def members(scene, domain):
+    """Objects of the scene taking part in the domain's effect (the domain first)."""
+    effect = properties.role_of(domain)[0].effect
+    out = [domain]
+    for obj in scene.objects:
+        s, role = properties.role_of(obj)
+        if obj is not domain and s is not None and s.effect == effect and not role.holds_settings:
+            out.append(obj)
+    return out
+
+
+def describe(context, domain):
+    """The SceneDescription of the domain's effect (not validated yet)."""
+    scene = context.scene
+    s, _ = properties.role_of(domain)
+    start, end = frame_range(scene, domain)
+    objs = members(scene, domain)
+    animated = [o for o in objs if is_animated(o)]
+    matrices = {o.name: [] for o in animated}
+    current = scene.frame_current
+    try:
+        for frame in range(start, end + 1) if animated else ():
+            scene.frame_set(frame)
+            for o in animated:
+                matrices[o.name].append(np.array(o.matrix_world, dtype=np.float64))
+        scene.frame_set(start)  # geometry and static matrices at the first frame
+        objects = [describe_object(s, o, matrices, context.evaluated_depsgraph_get()) for o in objs]
+    finally:
+        scene.frame_set(current)
+    params = properties.read_group(getattr(domain.tsubu, properties.settings_attr(s.effect)), s.params)
+    fps = scene.render.fps / scene.render.fps_base
+    return SceneDescription(s.effect, params, start, end, fps, domain.tsubu.seed, objects)
+
+
+def describe_object(s, o, matrices, depsgraph):
+    _, role = properties.role_of(o)
+    if o.type != "MESH":
+        v, t = np.zeros((0, 3), np.float32), np.zeros((0, 3), np.int32)
+    else:
+        v, t = mesh_arrays(o, depsgraph)
+    m = np.array(matrices[o.name]) if o.name in matrices else np.array(o.matrix_world, np.float64)[None]
+    params = {}
+    if role.params:
+        params = properties.read_group(getattr(o.tsubu, properties.role_attr(s.effect, role.name)), role.params)
+    return SceneObject(o.name, role.name, v, t, m, params)

@@ -1,0 +1,319 @@
+"""Operators: give an object a role, bake / resume / free, and presets.
+
+Bake exports the scene (main thread, bpy), validates it, then runs
+tsubu.bake in a background thread: the C solvers release the GIL, so the
+interface stays live. Progress shows in the status bar; Esc cancels between
+substeps and every frame written so far stays. In `blender -b` the same
+operator runs to the end synchronously.
+"""
+import threading
+
+import bpy
+from bpy.props import BoolProperty, StringProperty
+
+from .. import presets, schema as schemas
+from ..baking import bake
+from ..cache import Cache
+from ..errors import CancelledError
+from . import export, playback, properties
+
+
+def active_domain(context):
+    obj = context.object
+    s, role = properties.role_of(obj) if obj else (None, None)
+    return obj if role is not None and role.holds_settings else None
+
+
+class TSUBU_OT_role_set(bpy.types.Operator):
+    """Give the active object a part in a Tsubu effect"""
+    bl_idname = "tsubu.role_set"
+    bl_label = "Set Tsubu Role"
+    bl_options = {"REGISTER", "UNDO"}
+    role_id: StringProperty(name="Role", description="effect.role, e.g. water.fluid")
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def execute(self, context):
+        effect, _, role = self.role_id.partition(".")
+        try:
+            s = schemas.get(effect)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        if s.role(role) is None:
+            self.report({"ERROR"}, f"{s.label} has no role '{role}'")
+            return {"CANCELLED"}
+        context.object.tsubu.role_id = self.role_id
+        return {"FINISHED"}
+
+
+class TSUBU_OT_role_clear(bpy.types.Operator):
+    """Take the active object out of its Tsubu effect"""
+    bl_idname = "tsubu.role_clear"
+    bl_label = "Remove Tsubu Role"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None and context.object.tsubu.role_id != ""
+
+    def execute(self, context):
+        context.object.tsubu.role_id = ""
+        return {"FINISHED"}
+
+
+class BakeJob:
+    """A bake running on a worker thread; the operator polls it."""
+
+    def __init__(self, description, folder, resume):
+        self.description, self.folder, self.resume = description, folder, resume
+        self.cancel = threading.Event()
+        self.fraction, self.frame, self.error, self.cancelled = 0.0, description.frame_start, None, False
+        self.thread = threading.Thread(target=self.run, name="tsubu-bake", daemon=True)
+
+    def progress(self, p):
+        self.fraction, self.frame = p.fraction, p.frame
+        return self.cancel.is_set()
+
+    def run(self):
+        try:
+            bake(self.description, self.folder, progress=self.progress, resume=self.resume)
+        except CancelledError:
+            self.cancelled = True
+        except Exception as e:  # reported by the operator on the main thread
+            self.error = e
+
+
+class TSUBU_OT_bake(bpy.types.Operator):
+    """Bake the effect of the active domain into its cache folder (Esc cancels; frames already written stay)"""
+    bl_idname = "tsubu.bake"
+    bl_label = "Bake"
+    resume: BoolProperty(name="Resume", default=False, description="Continue from the last whole frame")
+
+    _running = {}  # domain name -> BakeJob
+
+    @classmethod
+    def poll(cls, context):
+        d = active_domain(context)
+        return d is not None and d.name not in cls._running
+
+    def prepare(self, context):
+        domain = active_domain(context)
+        try:
+            description = export.describe(context, domain).validate()
+        except ValueError as e:
+            domain.tsubu.status = "Not baked: see the error"
+            self.report({"ERROR"}, str(e))
+            return None, None
+        return domain, BakeJob(description, export.cache_folder(domain), self.resume)
+
+    def execute(self, context):  # blender -b, scripts: synchronous
+        domain, job = self.prepare(context)
+        if job is None:
+            return {"CANCELLED"}
+        job.run()
+        return self.finish(context, domain, job)
+
+    def invoke(self, context, event):
+        if bpy.app.background:
+            return self.execute(context)
+        domain, job = self.prepare(context)
+        if job is None:
+            return {"CANCELLED"}
+        self.domain_name, self.job = domain.name, job
+        TSUBU_OT_bake._running[domain.name] = job
+        job.thread.start()
+        wm = context.window_manager
+        self.timer = wm.event_timer_add(0.2, window=context.window)
+        wm.progress_begin(0, 100)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        job = self.job
+        if event.type == "ESC" and event.value == "PRESS":
+            job.cancel.set()
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        if job.thread.is_alive():
+            state = "cancelling" if job.cancel.is_set() else "baking"
+            context.workspace.status_text_set(
+                f"Tsubu: {state} {self.domain_name}, frame {job.frame} of {job.description.frame_end} "
+                f"({100 * job.fraction:.0f}%)   Esc: cancel")
+            context.window_manager.progress_update(int(100 * job.fraction))
+            return {"RUNNING_MODAL"}
+        context.window_manager.event_timer_remove(self.timer)
+        context.window_manager.progress_end()
+        context.workspace.status_text_set(None)
+        TSUBU_OT_bake._running.pop(self.domain_name, None)
+        domain = bpy.data.objects.get(self.domain_name)
+        return self.finish(context, domain, job) if domain else {"CANCELLED"}
+
+    def finish(self, context, domain, job):
+        last = None
+        if Cache(job.folder).exists():
+            try:
+                last = Cache(job.folder).last_whole_frame()
+                playback.build_results(context.scene, domain)
+            except (ValueError, OSError) as e:
+                job.error = job.error or e
+        if job.error is not None:
+            domain.tsubu.status = f"Failed: {job.error}"
+            self.report({"ERROR"}, f"Tsubu bake of {domain.name} failed: {job.error}")
+            return {"CANCELLED"}
+        if job.cancelled:
+            domain.tsubu.status = f"Cancelled: frames up to {last} kept (Resume goes on)"
+            self.report({"WARNING"}, domain.tsubu.status)
+            return {"CANCELLED"}
+        domain.tsubu.status = f"Baked frames {job.description.frame_start}-{job.description.frame_end}"
+        self.report({"INFO"}, f"Tsubu: {domain.name} {domain.tsubu.status.lower()}")
+        return {"FINISHED"}
+
+
+class TSUBU_OT_free(bpy.types.Operator):
+    """Delete the active domain's cache (only the cache's own files) and its result objects"""
+    bl_idname = "tsubu.free"
+    bl_label = "Free Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        d = active_domain(context)
+        return d is not None and d.name not in TSUBU_OT_bake._running
+
+    def execute(self, context):
+        domain = active_domain(context)
+        cache = Cache(export.cache_folder(domain))
+        try:
+            if cache.exists():
+                cache.free()
+        except (ValueError, OSError) as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        playback.remove_results(domain)
+        domain.tsubu.status = ""
+        return {"FINISHED"}
+
+
+class TSUBU_OT_preset_apply(bpy.types.Operator):
+    """Apply a preset to the active domain's settings"""
+    bl_idname = "tsubu.preset_apply"
+    bl_label = "Apply Preset"
+    bl_options = {"REGISTER", "UNDO"}
+    filepath: StringProperty(subtype="FILE_PATH")
+
+    @classmethod
+    def poll(cls, context):
+        return active_domain(context) is not None
+
+    def execute(self, context):
+        domain = active_domain(context)
+        s, _ = properties.role_of(domain)
+        try:
+            preset = presets.load(self.filepath)
+        except (ValueError, OSError) as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        if preset["effect"] != s.effect:
+            self.report({"ERROR"}, f"{self.filepath} is a {preset['effect']} preset, not {s.effect}")
+            return {"CANCELLED"}
+        properties.write_group(getattr(domain.tsubu, properties.settings_attr(s.effect)), s.params,
+                               preset["parameters"])
+        self.report({"INFO"}, f"Applied preset {preset['name']}")
+        return {"FINISHED"}
+
+
+class TSUBU_OT_preset_save(bpy.types.Operator):
+    """Save the active domain's settings as a preset in your preset folder"""
+    bl_idname = "tsubu.preset_save"
+    bl_label = "Save Preset"
+    name: StringProperty(name="Name", default="My Preset")
+    description: StringProperty(name="Description", default="")
+
+    @classmethod
+    def poll(cls, context):
+        return active_domain(context) is not None
+
+    def invoke(self, context, event):
+        return context.window_manager.invoke_props_dialog(self)
+
+    def execute(self, context):
+        domain = active_domain(context)
+        s, _ = properties.role_of(domain)
+        values = properties.read_group(getattr(domain.tsubu, properties.settings_attr(s.effect)), s.params)
+        try:
+            path = presets.save_user(s.effect, self.name, values, self.description)
+        except (ValueError, OSError) as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Saved preset to {path}")
+        return {"FINISHED"}
+
+
+class TSUBU_OT_preset_import(bpy.types.Operator):
+    """Check a preset file (every problem listed) and add it to your preset folder"""
+    bl_idname = "tsubu.preset_import"
+    bl_label = "Import Preset"
+    filepath: StringProperty(subtype="FILE_PATH")
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+
+    def invoke(self, context, event):
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def execute(self, context):
+        try:
+            p = presets.load(self.filepath)
+            path = presets.save_user(p["effect"], p["name"], p["parameters"], p["description"])
+        except (ValueError, OSError) as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Imported preset {p['name']} to {path}")
+        return {"FINISHED"}
+
+
+class TSUBU_OT_preset_export(bpy.types.Operator):
+    """Write the active domain's settings to a preset file to share"""
+    bl_idname = "tsubu.preset_export"
+    bl_label = "Export Preset"
+    filepath: StringProperty(subtype="FILE_PATH")
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+    name: StringProperty(name="Name", default="My Preset")
+
+    @classmethod
+    def poll(cls, context):
+        return active_domain(context) is not None
+
+    def invoke(self, context, event):
+        self.filepath = presets.slug(self.name) + ".json"
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def execute(self, context):
+        domain = active_domain(context)
+        s, _ = properties.role_of(domain)
+        values = properties.read_group(getattr(domain.tsubu, properties.settings_attr(s.effect)), s.params)
+        path = bpy.path.ensure_ext(self.filepath, ".json")
+        try:
+            presets.save(path, s.effect, self.name, values)
+        except (ValueError, OSError) as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Exported preset to {path}")
+        return {"FINISHED"}
+
+
+CLASSES = (TSUBU_OT_role_set, TSUBU_OT_role_clear, TSUBU_OT_bake, TSUBU_OT_free, TSUBU_OT_preset_apply,
+           TSUBU_OT_preset_save, TSUBU_OT_preset_import, TSUBU_OT_preset_export)
+
+
+def cancel_all():
+    """Ask running bakes to stop and wait for them (add-on disabled, Blender quitting)."""
+    for job in list(TSUBU_OT_bake._running.values()):
+        job.cancel.set()
+        job.thread.join(timeout=30)
+    TSUBU_OT_bake._running.clear()
+
+

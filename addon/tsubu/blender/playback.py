@@ -1,0 +1,240 @@
+"""Playback of baked caches in Blender.
+
+After a bake (and on every frame change) each domain's streams appear as:
+- particles  -> a vertex-only mesh '<Domain>.<stream>' whose positions and
+  attributes (velocity, radius, id, ...) are set from the frame's file with
+  foreach_set, drawn as points of their radius by a Geometry Nodes group;
+- volume     -> a Volume object sequence '<Domain>.<stream>.vdb'; level-set
+  grids named 'surface' are meshed by a Volume to Mesh modifier on '<Domain>.<stream>';
+- transforms -> keyframes on the objects named in the manifest.
+Result objects live in the collection 'Tsubu Results'.
+"""
+import os
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+
+from ..cache import Cache, frame_path, read_particles
+from ..errors import CorruptFileError
+from . import compat, properties
+
+COLLECTION = "Tsubu Results"
+POINTS_GROUP = "Tsubu Points"
+STANDARD = {"velocity": "FLOAT_VECTOR", "radius": "FLOAT", "id": "INT", "density": "FLOAT"}
+
+
+def result_collection(scene):
+    coll = bpy.data.collections.get(COLLECTION)
+    if coll is None:
+        coll = bpy.data.collections.new(COLLECTION)
+    if coll.name not in scene.collection.children:
+        scene.collection.children.link(coll)
+    return coll
+
+
+def ensure_object(scene, name, data):
+    obj = bpy.data.objects.get(name)
+    if obj is None:
+        obj = bpy.data.objects.new(name, data)
+        result_collection(scene).objects.link(obj)
+    return obj
+
+
+def points_node_group():
+    """Geometry Nodes: mesh vertices -> points with the 'radius' attribute, material set."""
+    group = bpy.data.node_groups.get(POINTS_GROUP)
+    if group is not None:
+        return group
+    group = bpy.data.node_groups.new(POINTS_GROUP, "GeometryNodeTree")
+    compat.new_group_socket(group, "Geometry", "INPUT", "NodeSocketGeometry")
+    compat.new_group_socket(group, "Geometry", "OUTPUT", "NodeSocketGeometry")
+    nodes, links = group.nodes, group.links
+    g_in, g_out = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
+    to_points = nodes.new("GeometryNodeMeshToPoints")
+    radius = nodes.new("GeometryNodeInputNamedAttribute")
+    radius.data_type = "FLOAT"
+    radius.inputs["Name"].default_value = "radius"
+    material = nodes.new("GeometryNodeSetMaterial")
+    material.inputs["Material"].default_value = points_material()
+    links.new(g_in.outputs[0], to_points.inputs["Mesh"])
+    links.new(radius.outputs["Attribute"], to_points.inputs["Radius"])
+    links.new(to_points.outputs["Points"], material.inputs["Geometry"])
+    links.new(material.outputs["Geometry"], g_out.inputs[0])
+    for i, node in enumerate((g_in, radius, to_points, material, g_out)):
+        node.location = (200 * i, 0)
+    return group
+
+
+def points_material():
+    mat = bpy.data.materials.get("Tsubu Particles")
+    if mat is None:
+        mat = bpy.data.materials.new("Tsubu Particles")
+        mat.use_nodes = True
+        bsdf = mat.node_tree.nodes.get("Principled BSDF")
+        if bsdf:
+            compat.principled_inputs(bsdf)["base_color"].default_value = (0.2, 0.45, 0.9, 1.0)
+    return mat
+
+
+def ensure_points_object(scene, domain, stream):
+    name = f"{domain.name}.{stream}"
+    obj = bpy.data.objects.get(name)
+    if obj is None:
+        obj = ensure_object(scene, name, bpy.data.meshes.new(name))
+        mod = obj.modifiers.new("Tsubu Points", "NODES")
+        mod.node_group = points_node_group()
+    return obj
+
+
+def set_mesh_points(mesh, frame, default_radius):
+    """Replace the mesh's vertices by the frame's particles, with their attributes."""
+    mesh.clear_geometry()
+    if frame is None or frame.count == 0:
+        mesh.update()
+        return
+    pos = np.ascontiguousarray(frame["position"], np.float32)
+    mesh.vertices.add(len(pos))
+    mesh.vertices.foreach_set("co", pos.ravel())
+    columns = dict(frame.attributes)
+    columns.setdefault("radius", np.full(len(pos), default_radius, np.float32))
+    for name, values in columns.items():
+        if name == "position":
+            continue
+        kind = STANDARD.get(name) or ("FLOAT_VECTOR" if values.ndim == 2 and values.shape[1] == 3 else
+                                      "FLOAT" if values.ndim == 1 else None)
+        if kind is None:
+            continue
+        attr = mesh.attributes.get(name) or mesh.attributes.new(name, kind, "POINT")
+        if kind == "INT":
+            attr.data.foreach_set("value", values.astype(np.int32).ravel())
+        elif kind == "FLOAT_VECTOR":
+            attr.data.foreach_set("vector", np.ascontiguousarray(values, np.float32).ravel())
+        else:
+            attr.data.foreach_set("value", np.ascontiguousarray(values, np.float32).ravel())
+    mesh.update()
+
+
+def ensure_volume_objects(scene, domain, cache, stream, desc):
+    """A Volume sequence for the stream, and for level sets a mesh made by Volume to Mesh."""
+    frames = cache.frames(stream)
+    if not frames:
+        return None
+    name = f"{domain.name}.{stream}"
+    vol_name = name + ".vdb"
+    vol_obj = bpy.data.objects.get(vol_name)
+    if vol_obj is None:
+        vol_obj = ensure_object(scene, vol_name, bpy.data.volumes.new(vol_name))
+    volume = vol_obj.data
+    volume.filepath = frame_path(cache.folder, stream, frames[0], "volume")
+    volume.is_sequence = True
+    volume.frame_start = 1  # file numbers are scene frames
+    volume.frame_offset = 0
+    volume.frame_duration = frames[-1]
+    volume.sequence_mode = "CLIP"
+    if "surface" not in desc.get("grids", []):
+        return vol_obj
+    vol_obj.hide_render = True
+    vol_obj.hide_viewport = True
+    mesh_obj = bpy.data.objects.get(name)
+    if mesh_obj is None:
+        mesh_obj = ensure_object(scene, name, bpy.data.meshes.new(name))
+        mod = mesh_obj.modifiers.new("Tsubu Surface", "VOLUME_TO_MESH")
+        mod.object = vol_obj
+        mod.grid_name = "surface"
+        mod.resolution_mode = "GRID"
+        mod.threshold = 0.0  # level sets: the zero crossing
+        mod.use_smooth_shade = True
+    return mesh_obj
+
+
+def apply_transforms(cache, stream):
+    """Keyframe every baked frame onto the objects of a transforms stream."""
+    for frame in cache.frames(stream):
+        for name, matrix in cache.read_transforms(stream, frame).items():
+            obj = bpy.data.objects.get(name)
+            if obj is None:
+                continue
+            obj.rotation_mode = "QUATERNION"
+            scale = obj.matrix_world.to_scale()
+            from mathutils import Matrix
+            obj.matrix_world = Matrix(matrix.tolist()) @ Matrix.Diagonal((*scale, 1.0))
+            obj.keyframe_insert("location", frame=frame, group="Tsubu")
+            obj.keyframe_insert("rotation_quaternion", frame=frame, group="Tsubu")
+
+
+def domains(scene):
+    for obj in scene.objects:
+        s, role = properties.role_of(obj)
+        if role is not None and role.holds_settings:
+            yield obj
+
+
+def load_frame(scene, domain, frame):
+    """Show the domain's particle streams at a frame; returns the problem if the cache is damaged."""
+    from .export import cache_folder
+    cache = Cache(cache_folder(domain))
+    if not cache.exists():
+        return None
+    try:
+        m = cache.manifest()
+        radius = float(m["parameters"].get("particle_radius", 0.01))
+        for stream, desc in m["streams"].items():
+            if desc["kind"] != "particles":
+                continue
+            obj = ensure_points_object(scene, domain, stream)
+            path = frame_path(cache.folder, stream, frame)
+            set_mesh_points(obj.data, read_particles(path) if os.path.exists(path) else None, radius)
+    except (CorruptFileError, OSError, KeyError, ValueError) as e:
+        domain.tsubu.status = f"Cache problem: {e}"
+        return str(e)
+    return None
+
+
+def build_results(scene, domain):
+    """After a bake: volume objects, keyframes, and the current frame's particles."""
+    from .export import cache_folder
+    cache = Cache(cache_folder(domain))
+    m = cache.manifest()
+    for stream, desc in m["streams"].items():
+        if desc["kind"] == "volume":
+            ensure_volume_objects(scene, domain, cache, stream, desc)
+        elif desc["kind"] == "transforms":
+            apply_transforms(cache, stream)
+    load_frame(scene, domain, scene.frame_current)
+
+
+def remove_results(domain):
+    for obj in list(bpy.data.objects):
+        if obj.name.startswith(domain.name + ".") and obj.users_collection and \
+                any(c.name == COLLECTION for c in obj.users_collection):
+            data = obj.data
+            bpy.data.objects.remove(obj)
+            if data is not None and data.users == 0:
+                if isinstance(data, bpy.types.Mesh):
+                    bpy.data.meshes.remove(data)
+                elif isinstance(data, bpy.types.Volume):
+                    bpy.data.volumes.remove(data)
+
+
+@persistent
+def on_frame_change(scene, *args):
+    for domain in domains(scene):
+        load_frame(scene, domain, scene.frame_current)
+
+
+HANDLERS = ((bpy.app.handlers.frame_change_post, on_frame_change),)
+
+
+def register():
+    for handlers, fn in HANDLERS:
+        if fn not in handlers:
+            handlers.append(fn)
+
+
+def unregister():
+    # by name too: a handler left by an earlier load of this module must go as well
+    for handlers, fn in HANDLERS:
+        for h in list(handlers):
+            if h is fn or (getattr(h, "__module__", None) == fn.__module__ and h.__name__ == fn.__name__):
+                handlers.remove(h)

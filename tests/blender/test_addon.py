@@ -1,0 +1,278 @@
+"""The add-on in real Blender: enable/disable leaves nothing behind, roles
+and settings come from the schemas, presets apply, a synthetic cache plays
+back with exactly each frame's positions, .vdb files load as Volumes with
+their grid names and mesh to the right volume, and the Bake operator runs a
+bake, reports bad input by object name, and keys rigid transforms.
+
+Run: blender -b --factory-startup --python tests/blender/test_addon.py
+ or: .venv/bpy-4.5/bin/python tests/blender/test_addon.py
+"""
+import math
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402  (sets sys.path)
+
+import bpy  # noqa: E402  (first: with the bpy module, it puts Blender's script modules on sys.path)
+import addon_utils  # noqa: E402
+import numpy as np  # noqa: E402
+
+import fake_runner  # noqa: E402
+from helpers import box, mesh_volume  # noqa: E402
+from tsubu import _core, baking, cache as cachelib  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="tsubu-blender-")
+
+
+def enable():
+    mod = addon_utils.enable("tsubu", default_set=True, handle_error=None)
+    assert mod is not None, "the add-on did not enable"
+    return mod
+
+
+def disable():
+    addon_utils.disable("tsubu", default_set=True)
+
+
+def mesh_object(name, lo, hi):
+    v, t = box(lo, hi)
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(v.tolist(), [], t.tolist())
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def make_active(obj):
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+
+
+def set_role(obj, role_id):
+    make_active(obj)
+    assert bpy.ops.tsubu.role_set(role_id=role_id) == {"FINISHED"}
+
+
+def test_enable_disable_leaves_nothing():
+    handlers = len(bpy.app.handlers.frame_change_post)
+    for _ in range(3):
+        enable()
+        assert hasattr(bpy.types, "TSUBU_PT_main") and hasattr(bpy.types.Object, "tsubu")
+        assert len(bpy.app.handlers.frame_change_post) == handlers + 1
+        disable()
+        assert not hasattr(bpy.types, "TSUBU_PT_main") and not hasattr(bpy.types.Object, "tsubu")
+        assert not hasattr(bpy.types, "TSUBU_PG_object")
+        assert len(bpy.app.handlers.frame_change_post) == handlers
+
+
+def test_roles_settings_and_presets():
+    enable()
+    try:
+        domain = mesh_object("Domain", (-1, -1, 0), (1, 1, 2))
+        set_role(domain, "water.domain")
+        settings = domain.tsubu.water_settings
+        from tsubu.blender import properties
+        from tsubu import schema
+        assert properties.read_group(settings, schema.get("water").params) == schema.get("water").defaults()
+        crate = mesh_object("Crate", (0, 0, 1), (0.2, 0.2, 1.2))
+        set_role(crate, "water.rigid")
+        assert math.isclose(crate.tsubu.water_rigid.density, 500.0)
+        make_active(domain)
+        honey = os.path.join(harness.ROOT, "presets", "water", "honey.json")
+        assert bpy.ops.tsubu.preset_apply(filepath=honey) == {"FINISHED"}
+        assert math.isclose(settings.viscosity, 8.0) and math.isclose(settings.wall_friction, 0.9, rel_tol=1e-6)
+        assert bpy.ops.tsubu.role_clear() == {"FINISHED"} and domain.tsubu.role_id == ""
+    finally:
+        disable()
+
+
+def synthetic_cache(folder, frames):
+    """A water cache written with the Python cache writer, different points each frame."""
+    c = cachelib.Cache(folder)
+    c.create("water", {"particle_radius": 0.03}, 1, frames, 24.0, 0, {"fluid": {"kind": "particles"}})
+    expected = {}
+    for f in range(1, frames + 1):
+        if f == 3:
+            continue  # a missing frame shows as empty, not as the previous one
+        n = 10 + 5 * f
+        rng = np.random.default_rng(f)
+        pos = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+        vel = rng.normal(size=(n, 3)).astype(np.float32)
+        ids = np.arange(100 * f, 100 * f + n, dtype=np.uint32)
+        cachelib.write_particles(cachelib.frame_path(folder, "fluid", f), f, (f - 1) / 24, {
+            "position": pos, "velocity": vel, "id": ids})
+        expected[f] = (pos, vel, ids)
+    return expected
+
+
+def test_playback_shows_each_frame_exactly():
+    enable()
+    try:
+        domain = mesh_object("Tank", (-1, -1, -1), (1, 1, 1))
+        set_role(domain, "water.domain")
+        domain.tsubu.cache_dir = TMP + "/play"
+        from tsubu.blender.export import cache_folder
+        expected = synthetic_cache(cache_folder(domain), 5)
+        scene = bpy.context.scene
+        for f in (1, 2, 3, 4, 5, 2):
+            scene.frame_set(f)
+            obj = bpy.data.objects["Tank.fluid"]
+            mesh = obj.data
+            if f not in expected:
+                assert len(mesh.vertices) == 0
+                continue
+            pos, vel, ids = expected[f]
+            co = np.empty(len(mesh.vertices) * 3, np.float32)
+            mesh.vertices.foreach_get("co", co)
+            assert np.array_equal(co.reshape(-1, 3), pos), f"positions differ at frame {f}"
+            v = np.empty(len(pos) * 3, np.float32)
+            mesh.attributes["velocity"].data.foreach_get("vector", v)
+            assert np.array_equal(v.reshape(-1, 3), vel)
+            i = np.empty(len(pos), np.int32)
+            mesh.attributes["id"].data.foreach_get("value", i)
+            assert np.array_equal(i, ids.astype(np.int32))
+            r = np.empty(len(pos), np.float32)
+            mesh.attributes["radius"].data.foreach_get("value", r)
+            assert np.allclose(r, 0.03)
+        # the points object renders as points of that radius through Geometry Nodes
+        evaluated = bpy.data.objects["Tank.fluid"].evaluated_get(bpy.context.evaluated_depsgraph_get())
+        assert evaluated.modifiers["Tsubu Points"].node_group.name == "Tsubu Points"
+        # a damaged frame is reported on the domain, not raised into Blender's frame change
+        with open(cachelib.frame_path(cache_folder(domain), "fluid", 4), "r+b") as fh:
+            fh.seek(70)
+            fh.write(b"\xff\xff")
+        scene.frame_set(4)
+        assert "fluid_000004.tspf" in domain.tsubu.status
+    finally:
+        disable()
+
+
+def test_vdb_loads_as_volume_and_meshes_to_volume():
+    enable()
+    try:
+        path = os.path.join(TMP, "sphere_000001.vdb")
+        surface = _core.particles_to_level_set(np.array([[0.0, 0.0, 0.0]], np.float32), 0.5, 0.025)
+        fog = _core.dense_to_grid(np.ones((4, 4, 4), np.float32), (0.0, 0.0, 0.0), 0.1)
+        _core.write_vdb(path, [surface, fog])
+        volume = bpy.data.volumes.new("Sphere")
+        volume.filepath = path
+        assert volume.grids.load(), f"Blender could not load {path}"
+        assert {g.name for g in volume.grids} == {"surface", "density"}
+        vol_obj = bpy.data.objects.new("Sphere", volume)
+        bpy.context.scene.collection.objects.link(vol_obj)
+        mesh_obj = bpy.data.objects.new("SphereMesh", bpy.data.meshes.new("SphereMesh"))
+        bpy.context.scene.collection.objects.link(mesh_obj)
+        mod = mesh_obj.modifiers.new("v2m", "VOLUME_TO_MESH")
+        mod.object, mod.grid_name, mod.resolution_mode, mod.threshold = vol_obj, "surface", "GRID", 0.0
+        ev = mesh_obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        m = ev.to_mesh()
+        m.calc_loop_triangles()
+        v = np.empty(len(m.vertices) * 3, np.float32)
+        m.vertices.foreach_get("co", v)
+        t = np.empty(len(m.loop_triangles) * 3, np.int32)
+        m.loop_triangles.foreach_get("vertices", t)
+        vol = abs(mesh_volume(v.reshape(-1, 3), t.reshape(-1, 3)))
+        ev.to_mesh_clear()
+        expected = 4 / 3 * math.pi * 0.5 ** 3
+        assert abs(vol - expected) < 0.03 * expected, f"Volume to Mesh encloses {vol:.4f} m³, expected {expected:.4f}"
+    finally:
+        disable()
+
+
+def bake_scene(folder):
+    domain = mesh_object("Domain", (-1, -1, -1), (1, 1, 2))
+    set_role(domain, "water.domain")
+    domain.tsubu.cache_dir = os.path.join(TMP, folder)
+    domain.tsubu.use_scene_frames = False
+    domain.tsubu.frame_start, domain.tsubu.frame_end = 1, 6
+    water = mesh_object("Water", (0, 0, 0), (0.3, 0.3, 0.3))
+    set_role(water, "water.fluid")
+    crate = mesh_object("Crate", (0.5, 0.5, 0.5), (0.7, 0.7, 0.7))
+    set_role(crate, "water.rigid")
+    make_active(domain)
+    return domain, water, crate
+
+
+def test_bake_operator_runs_and_keys_transforms():
+    enable()
+    saved = dict(baking.RUNNERS)
+    baking.RUNNERS["water"] = fake_runner.RUNNER
+    try:
+        domain, water, crate = bake_scene("bake")
+        assert bpy.ops.tsubu.bake() == {"FINISHED"}, domain.tsubu.status
+        assert domain.tsubu.status.startswith("Baked frames 1-6")
+        from tsubu.blender.export import cache_folder
+        cache = cachelib.Cache(cache_folder(domain))
+        assert cache.manifest()["status"] == "complete" and cache.frames("points") == [1, 2, 3, 4, 5, 6]
+        scene = bpy.context.scene
+        scene.frame_set(5)
+        mesh = bpy.data.objects["Domain.points"].data
+        co = np.empty(len(mesh.vertices) * 3, np.float32)
+        mesh.vertices.foreach_get("co", co)
+        assert np.array_equal(co.reshape(-1, 3), fake_runner.state_at(5, 24.0))
+        assert crate.animation_data and crate.animation_data.action
+        assert math.isclose(crate.matrix_world.translation.z, 5.0, abs_tol=1e-6)  # keyed from the transforms stream
+        make_active(domain)
+        assert bpy.ops.tsubu.free() == {"FINISHED"}
+        assert not cache.exists() and "Domain.points" not in bpy.data.objects
+    finally:
+        baking.RUNNERS.clear()
+        baking.RUNNERS.update(saved)
+        disable()
+
+
+def test_bad_input_is_reported_by_name():
+    enable()
+    saved = dict(baking.RUNNERS)
+    baking.RUNNERS["water"] = fake_runner.RUNNER
+    try:
+        domain, water, crate = bake_scene("bad")
+        water.data.polygons.foreach_set("select", [True] * len(water.data.polygons))
+        import bmesh
+        bm = bmesh.new()
+        bm.from_mesh(water.data)
+        bm.faces.ensure_lookup_table()
+        bm.faces.remove(bm.faces[0])
+        bm.to_mesh(water.data)
+        bm.free()
+        make_active(domain)
+        try:
+            result = bpy.ops.tsubu.bake()
+        except RuntimeError as e:  # bpy.ops raises the operator's ERROR report in background mode
+            message = str(e)
+        else:
+            assert result == {"CANCELLED"}
+            message = domain.tsubu.status
+        assert "Water" in message and "open" in message, message
+        from tsubu.blender.export import cache_folder
+        assert not os.path.exists(cache_folder(domain))
+    finally:
+        baking.RUNNERS.clear()
+        baking.RUNNERS.update(saved)
+        disable()
+
+
+def test_export_samples_animation():
+    enable()
+    try:
+        domain, water, crate = bake_scene("export")
+        cup = mesh_object("Cup", (0, 0, 0), (0.5, 0.5, 0.5))
+        set_role(cup, "water.obstacle")
+        cup.location = (0, 0, 0)
+        cup.keyframe_insert("location", frame=1)
+        cup.location = (1, 0, 0)
+        cup.keyframe_insert("location", frame=6)
+        from tsubu.blender.export import describe
+        desc = describe(bpy.context, domain).validate()
+        cup_d = next(o for o in desc.objects if o.name == "Cup")
+        assert cup_d.matrices.shape == (6, 4, 4) and cup_d.animated
+        assert cup_d.matrices[0, 0, 3] == 0.0 and math.isclose(cup_d.matrices[-1, 0, 3], 1.0)
+        assert next(o for o in desc.objects if o.name == "Water").matrices.shape == (1, 4, 4)
+        assert desc.parameters["particle_radius"] == 0.02 and desc.frame_end == 6
+    finally:
+        disable()
+
+
+harness.run(globals(), "add-on")
