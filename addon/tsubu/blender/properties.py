@@ -31,7 +31,8 @@ def blender_property(p):
     if p.kind == "vector":
         return FloatVectorProperty(size=3, default=p.default, subtype=VECTOR_SUBTYPES.get(p.unit, "XYZ"),
                                    **bounds, **common)
-    return FloatProperty(default=p.default, unit=UNITS.get(p.unit, "NONE"), precision=4, **bounds, **common)
+    precision = 1 if abs(p.default) >= 100 else 3 if abs(p.default) >= 1 else 4
+    return FloatProperty(default=p.default, unit=UNITS.get(p.unit, "NONE"), precision=precision, **bounds, **common)
 
 
 def make_group(class_name, params):
