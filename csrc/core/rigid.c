@@ -153,3 +153,47 @@ double ts_rigid_kinetic_energy(const ts_rigid_body *b)
     ts_vec3 omega = ts_rigid_angular_velocity(b);
     return 0.5 * ts_v3_dot(b->P, b->P) * b->inv_mass + 0.5 * ts_v3_dot(omega, b->L);
 }
+
+void ts_rigid_apply_impulse(ts_rigid_body *b, ts_vec3 J, ts_vec3 p)
+{
+    if (b->kinematic)
+        return;
+    b->P = ts_v3_add(b->P, J);
+    b->L = ts_v3_add(b->L, ts_v3_cross(ts_v3_sub(p, b->x), J));
+}
+
+/* Effective inverse mass of the body along direction d at offset r from its centre. */
+static double inverse_mass_along(const ts_rigid_body *b, ts_vec3 r, ts_vec3 d)
+{
+    ts_vec3 rxd = ts_v3_cross(r, d);
+    ts_vec3 w = ts_m3_mul_v3(world_inverse_inertia(b, b->q), rxd);
+    return b->inv_mass + ts_v3_dot(ts_v3_cross(w, r), d);
+}
+
+void ts_rigid_resolve_contact(ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double depth, ts_vec3 wall_velocity,
+                              double e, double mu)
+{
+    if (b->kinematic)
+        return;
+    if (depth > 0.0) {
+        b->x = ts_v3_add(b->x, ts_v3_scale(n, depth));
+        point = ts_v3_add(point, ts_v3_scale(n, depth));
+    }
+    ts_vec3 r = ts_v3_sub(point, b->x);
+    ts_vec3 v_rel = ts_v3_sub(ts_rigid_point_velocity(b, point), wall_velocity);
+    double vn = ts_v3_dot(v_rel, n);
+    if (vn >= 0.0)
+        return;
+    double jn = -(1.0 + e) * vn / inverse_mass_along(b, r, n);
+    ts_vec3 J = ts_v3_scale(n, jn);
+    ts_vec3 vt = ts_v3_sub(v_rel, ts_v3_scale(n, vn));
+    double vt_len = ts_v3_length(vt);
+    if (vt_len > 1e-12 && mu > 0.0) {
+        ts_vec3 t = ts_v3_scale(vt, 1.0 / vt_len);
+        double jt = vt_len / inverse_mass_along(b, r, t);
+        if (jt > mu * jn)
+            jt = mu * jn; /* Coulomb: |J_t| <= mu J_n */
+        J = ts_v3_sub(J, ts_v3_scale(t, jt));
+    }
+    ts_rigid_apply_impulse(b, J, point);
+}

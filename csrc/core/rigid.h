@@ -57,4 +57,15 @@ void ts_rigid_add_force_at(ts_rigid_body *b, ts_vec3 force, ts_vec3 world_point)
 void ts_rigid_integrate(ts_rigid_body *b, double dt);
 double ts_rigid_kinetic_energy(const ts_rigid_body *b);
 
+/* Apply an impulse J (N s) at a world point: P += J, L += r x J. */
+void ts_rigid_apply_impulse(ts_rigid_body *b, ts_vec3 J, ts_vec3 world_point);
+
+/* Resolve one contact of the body against something with infinite mass
+ * (a wall moving at wall_velocity): push it out by `depth` along the unit
+ * normal n, then cancel the approaching normal velocity at the point with
+ * restitution e and limit the tangential impulse by Coulomb friction mu.
+ * Used by every solver whose bodies touch colliders. */
+void ts_rigid_resolve_contact(ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double depth, ts_vec3 wall_velocity,
+                              double e, double mu);
+
 #endif

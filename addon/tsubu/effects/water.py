@@ -1,8 +1,13 @@
 """Water: SPH liquid with two-way rigid bodies (Amada 2005; Becker & Teschner 2007).
 
 Paper: ../shared/papers/sph-water-rigid-coupling-amada.txt. The solver is
-csrc/core/water.c; this module only declares what a user can set.
+csrc/core/water.c; this module declares what a user can set and turns a
+scene description into the solver's input.
 """
+import numpy as np
+
+from .. import _core
+from ..baking import Progress, Runner, register_runner
 from ..schema import Param, Role, Schema, register
 
 SOLVERS = (
@@ -35,6 +40,8 @@ PARAMS = (
           min=0.0, max=1.0, group="Liquid"),
     Param("gravity", "vector", (0.0, 0.0, -9.81), "Acceleration of gravity (Blender's Z is up)", unit="m/s²",
           min=-1000.0, max=1000.0, group="World"),
+    Param("domain_walls", "bool", False, "The domain's sides are walls (a closed tank); off: liquid leaving the "
+          "domain is removed and counted", group="World"),
     Param("cfl_number", "float", 0.4, "Courant number: substep = cfl x h / (fastest speed)", min=0.01, max=1.0,
           group="Time", advanced=True),
     Param("max_substeps", "int", 400, "Upper bound of substeps per frame (the CFL condition picks fewer)",
@@ -82,3 +89,85 @@ WATER = register(Schema(
     roles=ROLES,
     paper="sph-water-rigid-coupling-amada.txt",
 ))
+
+
+ROLE_CODES = {"fluid": 0, "inflow": 1, "rigid": 2, "obstacle": 3}
+
+
+def rotation_quaternion(m):
+    """Unit quaternion (w, x, y, z) of the rotation in a 3x3 matrix (scale removed by polar decomposition)."""
+    u, _, vt = np.linalg.svd(np.asarray(m, np.float64))
+    r = u @ vt
+    if np.linalg.det(r) < 0:  # a mirrored object: keep a proper rotation
+        r = u @ np.diag([1.0, 1.0, -1.0]) @ vt
+    w = np.sqrt(max(0.0, 1.0 + r[0, 0] + r[1, 1] + r[2, 2])) / 2
+    x = np.copysign(np.sqrt(max(0.0, 1.0 + r[0, 0] - r[1, 1] - r[2, 2])) / 2, r[2, 1] - r[1, 2])
+    y = np.copysign(np.sqrt(max(0.0, 1.0 - r[0, 0] + r[1, 1] - r[2, 2])) / 2, r[0, 2] - r[2, 0])
+    z = np.copysign(np.sqrt(max(0.0, 1.0 - r[0, 0] - r[1, 1] + r[2, 2])) / 2, r[1, 0] - r[0, 1])
+    q = np.array([w, x, y, z])
+    return q / np.linalg.norm(q)
+
+
+def relative_motion(obj):
+    """(F, 7) rows tx ty tz qw qx qy qz: each frame's rigid motion from the first frame's pose, or None."""
+    if not obj.animated:
+        return None
+    m0 = obj.matrices[0]
+    inverse0 = np.linalg.inv(m0)
+    rows = []
+    for m in obj.matrices:
+        rel = m @ inverse0
+        rows.append(np.concatenate([rel[:3, 3], rotation_quaternion(rel[:3, :3])]))
+    return np.array(rows, np.float64)
+
+
+def solver_input(desc):
+    """(settings, objects) for _core.water_bake from a validated description."""
+    p = dict(desc.parameters)
+    domain = desc.objects_with_role("domain")[0].world_vertices()
+    settings = {k: p[k] for k in ("particle_radius", "rest_density", "speed_of_sound", "gas_stiffness", "viscosity",
+                                  "artificial_viscosity", "surface_tension", "wall_friction", "gravity",
+                                  "cfl_number", "surface_voxel_ratio", "surface_radius_scale")}
+    settings.update(muller=int(p["solver"] == "muller"), max_particles=float(p["max_particles"]),
+                    write_surface=int(p["write_surface"]), domain_walls=int(p["domain_walls"]),
+                    domain_min=domain.min(axis=0).tolist(), domain_max=domain.max(axis=0).tolist(),
+                    seed=float(desc.seed))
+    objects = []
+    for o in desc.objects:
+        if o.role == "domain":
+            continue
+        q = o.params
+        objects.append({
+            "name": o.name, "role": ROLE_CODES[o.role], "vertices": o.world_vertices(), "triangles": o.triangles,
+            "motion": relative_motion(o),
+            "velocity": q.get("initial_velocity", q.get("velocity", [0.0, 0.0, 0.0])),
+            "angular_velocity": q.get("initial_angular_velocity", [0.0, 0.0, 0.0]),
+            "density": q.get("density", 1000.0), "emit_start": q.get("emit_start", 0),
+            "emit_end": q.get("emit_end", -1), "origin": o.matrix()[:3, 3].tolist(),
+            "rotation": rotation_quaternion(o.matrix()[:3, :3]).tolist(),
+        })
+    return settings, objects
+
+
+def streams(desc):
+    out = {"fluid": {"kind": "particles"}}
+    if desc.parameters["write_surface"]:
+        out["surface"] = {"kind": "volume", "grids": ["surface"]}
+    rigid = [o.name for o in desc.objects_with_role("rigid")]
+    if rigid:
+        out["rigid"] = {"kind": "transforms", "objects": rigid}
+    return out
+
+
+def run(desc, cache, report, first_frame):
+    settings, objects = solver_input(desc)
+
+    def progress(frame, start, end, fraction):
+        return report(Progress(frame, start, end, fraction))
+
+    return _core.water_bake(settings, objects, cache.folder, desc.frame_start, desc.frame_end, desc.fps,
+                            first_frame=first_frame, max_substeps=desc.parameters["max_substeps"],
+                            progress=progress)
+
+
+register_runner("water", Runner(streams=streams, run=run))

@@ -1,0 +1,64 @@
+/* sph.c - equations of state, lattice mass and wall weight tables (see sph.h). */
+#include "sph.h"
+
+#include <math.h>
+
+double ts_sph_sound_speed(const ts_sph_eos_params *e)
+{
+    return e->eos == TS_SPH_IDEAL ? sqrt(e->k) : e->c;
+}
+
+double ts_sph_lattice_mass(double h, double spacing, double rho0)
+{
+    ts_kernels k;
+    ts_kernels_init(&k, h);
+    int n = (int)ceil(h / spacing);
+    double sum = 0.0;
+    for (int i = -n; i <= n; i++)
+        for (int j = -n; j <= n; j++)
+            for (int l = -n; l <= n; l++) {
+                double r2 = spacing * spacing * (i * i + j * j + l * l);
+                sum += ts_w_poly6(&k, r2);
+            }
+    return rho0 / sum; /* eq. 3.5 at a lattice site: rho0 = m sum_j W */
+}
+
+/* Sum over the wall lattice for a point at height phi above the surface,
+ * averaged over lateral offsets of the lattice so the result depends on phi only. */
+static void wall_sums(const ts_kernels *k, double spacing, double mass, double phi, double *z, double *g)
+{
+    const int offsets = 4, n = (int)ceil(k->h / spacing) + 1;
+    double sz = 0.0, sg = 0.0;
+    for (int oa = 0; oa < offsets; oa++)
+        for (int ob = 0; ob < offsets; ob++) {
+            double ox = spacing * (oa + 0.5) / offsets, oy = spacing * (ob + 0.5) / offsets;
+            for (int layer = 0; layer <= n; layer++) {
+                double dz = phi + spacing * (0.5 + layer); /* height above this wall layer */
+                if (dz >= k->h)
+                    break;
+                for (int i = -n; i <= n; i++)
+                    for (int j = -n; j <= n; j++) {
+                        double dx = i * spacing + ox, dy = j * spacing + oy;
+                        double r2 = dx * dx + dy * dy + dz * dz, r = sqrt(r2);
+                        sz += mass * ts_w_poly6(k, r2);
+                        if (r > 1e-12)
+                            sg -= mass * ts_dw_spiky(k, r) * dz / r; /* normal component, pointing away from the wall */
+                    }
+            }
+        }
+    *z = sz / (offsets * offsets);
+    *g = sg / (offsets * offsets);
+}
+
+void ts_sph_wall_init(ts_sph_wall *w, const ts_kernels *k, double spacing, double mass)
+{
+    w->phi_min = -0.5 * spacing;
+    w->phi_max = k->h;
+    w->inv_step = (TS_SPH_WALL_SAMPLES - 1) / (w->phi_max - w->phi_min);
+    for (int i = 0; i < TS_SPH_WALL_SAMPLES; i++) {
+        double phi = w->phi_min + i / w->inv_step, z, g;
+        wall_sums(k, spacing, mass, phi, &z, &g);
+        w->density[i] = (float)z;
+        w->gradient[i] = (float)g;
+    }
+}

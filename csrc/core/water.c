@@ -1,0 +1,1286 @@
+/* water.c - SPH water with two-way rigid bodies (see water.h).
+ *
+ * One substep (step()):
+ *   1. inflow objects top up their volume with new particles;
+ *   2. rigid particles take their body's pose; all particles go into the
+ *      neighbour grid (fluid kept in cell order for the cache);
+ *   3. density of every fluid particle, eq. 3.5, with the wall weight Z(phi)
+ *      of colliders and domain sides; pressure from the equation of state;
+ *   4. acceleration of every fluid particle: pressure (eq. 3.16, or the
+ *      symmetric WCSPH form), viscosity (eq. 3.19 and artificial viscosity),
+ *      surface tension (eqs. 3.20-3.23), walls, gravity; rigid particles act
+ *      with mirrored pressure (p_b = p_i, rho_b = rho_i; eq. 3.35 clamps
+ *      pressure on rigid bodies at zero in Mueller's form);
+ *   5. the reaction on each rigid particle (the same pair terms, negated),
+ *      summed per body in a fixed order into force and torque;
+ *   6. leap-frog (eqs. 3.42-3.43: velocities live at half steps), walls
+ *      projected, bodies integrated (rigid.h) and their contacts resolved.
+ * Every loop over particles is in gather form, so the results are the same
+ * bytes whatever the number of threads.
+ */
+#include "water.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collider.h"
+#include "grid.h"
+#include "kernels.h"
+#include "mesh.h"
+#include "rigid.h"
+#include "sph.h"
+#include "../vdb/tsubu_vdb.h"
+
+#define PERMUTE_EVERY 16          /* steps between re-sorting fluid into cell order */
+#define BODY_RESTITUTION 0.1
+#define BODY_FRICTION 0.4
+#define CONTACT_ITERATIONS 4
+
+typedef struct motion {
+    const double *rows; /* per frame: tx ty tz qw qx qy qz */
+    int frames;
+} motion;
+
+typedef struct body {
+    char name[64];
+    ts_rigid_body rb;
+    size_t first, count;        /* its particles in the rigid arrays */
+    ts_vec3 origin_offset;      /* object origin - centroid, body frame */
+    ts_quat rotation0;          /* object rotation at rest */
+    double radius;              /* of its particles around the centroid */
+} body;
+
+typedef struct inflow {
+    char name[64];
+    float *sx, *sy, *sz;        /* emission sites, rest pose */
+    size_t n;
+    motion m;
+    float v[3];
+    int start, end;
+} inflow;
+
+typedef struct collider_entry {
+    ts_collider c;
+    motion m;
+} collider_entry;
+
+struct ts_water {
+    ts_water_params p;
+    ts_kernels k;
+    ts_sph_eos_params eos;
+    ts_sph_wall wall;
+    float h, spacing, mass, r_contact;
+    float domain[6];
+
+    /* fluid particles [0, n) then rigid particles [n, n + n_rigid) in x..vz */
+    size_t n, cap, n_rigid;
+    float *x, *y, *z, *vx, *vy, *vz;
+    float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
+    uint32_t *id;
+    float *scratch;
+    uint32_t *scratch_id;
+
+    float *rlx, *rly, *rlz;      /* rigid particles, body frame */
+    float *rfx, *rfy, *rfz;      /* reaction force on each */
+    uint32_t *rbody;
+    body *bodies;
+    size_t n_bodies;
+
+    collider_entry *colliders;
+    size_t n_colliders;
+    inflow *inflows;
+    size_t n_inflows;
+
+    ts_grid grid;
+    double *cp;                  /* checkpoint buffer (see water_save_state) */
+    uint32_t *cp_id;
+    size_t cp_rows;
+    uint32_t next_id;
+    size_t removed;
+    int frame;                   /* the frame interval being computed starts here */
+    double frame_dt, s;          /* s: position within the frame interval, 0..1 */
+    double v_max, a_max;
+    long steps;
+};
+
+/* ------------------------------------------------------------------ set-up */
+
+static ts_transform motion_at(const motion *m, int index)
+{
+    if (!m->rows)
+        return ts_transform_identity();
+    if (index < 0)
+        index = 0;
+    if (index >= m->frames)
+        index = m->frames - 1;
+    const double *r = m->rows + 7 * (size_t)index;
+    ts_transform t = {ts_v3(r[0], r[1], r[2]), ts_quat_normalize((ts_quat){r[3], r[4], r[5], r[6]})};
+    return t;
+}
+
+static ts_status check_params(const ts_water_params *p, ts_error *err)
+{
+    const struct { const char *name; double v, lo, hi; } ranges[] = {
+        {"particle_radius", p->particle_radius, 1e-4, 10.0},
+        {"rest_density", p->rest_density, 1e-3, 1e6},
+        {"speed_of_sound", p->speed_of_sound, 1e-3, 1e5},
+        {"gas_stiffness", p->gas_stiffness, 1e-6, 1e9},
+        {"viscosity", p->viscosity, 0.0, 1e6},
+        {"artificial_viscosity", p->artificial_viscosity, 0.0, 10.0},
+        {"surface_tension", p->surface_tension, 0.0, 1e6},
+        {"wall_friction", p->wall_friction, 0.0, 1.0},
+        {"cfl_number", p->cfl_number, 1e-4, 1.0},
+        {"surface_voxel_ratio", p->surface_voxel_ratio, 0.01, 100.0},
+        {"surface_radius_scale", p->surface_radius_scale, 0.1, 100.0},
+        {"fps", p->fps, 1e-3, 1e4},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (!(ranges[i].v >= ranges[i].lo && ranges[i].v <= ranges[i].hi))
+            return ts_fail(err, TS_ERR_INVALID, "water: %s must be within %g-%g (got %g)", ranges[i].name,
+                           ranges[i].lo, ranges[i].hi, ranges[i].v);
+    for (int a = 0; a < 3; a++) {
+        if (!isfinite(p->gravity[a]))
+            return ts_fail(err, TS_ERR_INVALID, "water: gravity must be finite");
+        if (!(p->domain_max[a] > p->domain_min[a]) || !isfinite(p->domain_min[a]) || !isfinite(p->domain_max[a]))
+            return ts_fail(err, TS_ERR_INVALID, "water: the domain box is empty or not finite; give the Domain "
+                           "object a size");
+    }
+    if (p->max_particles < 1)
+        return ts_fail(err, TS_ERR_INVALID, "water: max_particles must be at least 1");
+    return TS_OK;
+}
+
+/* Lattice points of spacing d inside a closed mesh (distance below `inside`),
+ * the lattice anchored at the mesh's bounding-box corner plus d/2 so that a
+ * box is filled exactly. Calls keep(point) for each; returns via callback. */
+typedef int (*lattice_fn)(void *user, float x, float y, float z, float phi);
+
+static ts_status fill_lattice(const ts_water_object *o, double spacing, double voxel, lattice_fn keep, void *user,
+                              ts_error *err)
+{
+    ts_collider sdf;
+    ts_status st = ts_collider_from_mesh(&sdf, o->name, o->vertices, o->vertex_count, o->triangles,
+                                         o->triangle_count, voxel, 2.0, err);
+    if (st != TS_OK)
+        return st;
+    float b[6];
+    ts_mesh_bounds(o->vertices, o->vertex_count, b);
+    int n[3];
+    for (int a = 0; a < 3; a++)
+        n[a] = (int)floor((b[a + 3] - b[a]) / spacing + 1e-6);
+    for (int k = 0; k < n[2] && st == TS_OK; k++)
+        for (int j = 0; j < n[1] && st == TS_OK; j++)
+            for (int i = 0; i < n[0]; i++) {
+                float px = b[0] + (float)((i + 0.5) * spacing), py = b[1] + (float)((j + 0.5) * spacing);
+                float pz = b[2] + (float)((k + 0.5) * spacing);
+                ts_collider_hit hit;
+                if (ts_collider_query(&sdf, 0.0, ts_v3(px, py, pz), &hit) && hit.distance < 0.0f &&
+                    !keep(user, px, py, pz, hit.distance)) {
+                    st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory filling '%s'", o->name);
+                    break;
+                }
+            }
+    ts_collider_free(&sdf);
+    return st;
+}
+
+/* Points with a velocity each, grown as they are found (set-up only). */
+typedef struct point_list {
+    float *c[6];        /* x, y, z, vx, vy, vz */
+    size_t n, cap;
+    double max_depth;   /* keep points no deeper than this (rigid shells); <= 0: all */
+    float velocity[3];  /* given to points added from now on */
+} point_list;
+
+static int point_list_add(void *user, float x, float y, float z, float phi)
+{
+    point_list *l = user;
+    if (l->max_depth > 0.0 && phi < -l->max_depth)
+        return 1;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 1024;
+        for (int a = 0; a < 6; a++) {
+            float *grown = realloc(l->c[a], cap * sizeof *grown);
+            if (!grown)
+                return 0;
+            l->c[a] = grown;
+        }
+        l->cap = cap;
+    }
+    const float values[6] = {x, y, z, l->velocity[0], l->velocity[1], l->velocity[2]};
+    for (int a = 0; a < 6; a++)
+        l->c[a][l->n] = values[a];
+    l->n++;
+    return 1;
+}
+
+static void point_list_free(point_list *l)
+{
+    for (int a = 0; a < 6; a++)
+        free(l->c[a]);
+}
+
+/* Is a point inside (or against) an obstacle or a rigid body at rest? Fluid
+ * must not start there. rigid: the bodies' sample points in world space with
+ * a grid over them. */
+static int inside_solid(const ts_water *w, float x, float y, float z, const point_list *rigid,
+                        const ts_grid *rigid_grid)
+{
+    ts_collider_hit hit;
+    for (size_t c = 0; c < w->n_colliders; c++)
+        if (ts_collider_query(&w->colliders[c].c, 0.0, ts_v3(x, y, z), &hit) && hit.distance < w->r_contact)
+            return 1;
+    if (rigid->n == 0)
+        return 0;
+    const float min2 = 0.81f * w->spacing * w->spacing;
+    ts_neighbor_ranges r;
+    ts_grid_neighbor_ranges(rigid_grid, x, y, z, &r);
+    for (int q = 0; q < r.n; q++)
+        for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+            uint32_t j = rigid_grid->sorted[k];
+            float dx = x - rigid->c[0][j], dy = y - rigid->c[1][j], dz = z - rigid->c[2][j];
+            if (dx * dx + dy * dy + dz * dz < min2)
+                return 1;
+        }
+    return 0;
+}
+
+static ts_status alloc_floats(float **p, size_t n, ts_error *err)
+{
+    *p = calloc(n ? n : 1, sizeof **p);
+    return *p ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "water: out of memory for %zu particles", n);
+}
+
+static ts_status alloc_particles(ts_water *w, ts_error *err)
+{
+    size_t all = w->cap + w->n_rigid;
+    float **all_arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz};
+    float **fluid_arrays[] = {&w->ax, &w->ay, &w->az, &w->rho, &w->pr, &w->wgx, &w->wgy, &w->wgz, &w->scratch};
+    ts_status st = TS_OK;
+    for (size_t i = 0; i < 6 && st == TS_OK; i++)
+        st = alloc_floats(all_arrays[i], all, err);
+    for (size_t i = 0; i < 9 && st == TS_OK; i++)
+        st = alloc_floats(fluid_arrays[i], w->cap, err);
+    float **rigid_arrays[] = {&w->rlx, &w->rly, &w->rlz, &w->rfx, &w->rfy, &w->rfz};
+    for (size_t i = 0; i < 6 && st == TS_OK; i++)
+        st = alloc_floats(rigid_arrays[i], w->n_rigid, err);
+    if (st == TS_OK) {
+        w->id = calloc(w->cap ? w->cap : 1, sizeof *w->id);
+        w->scratch_id = calloc(w->cap ? w->cap : 1, sizeof *w->scratch_id);
+        w->rbody = calloc(w->n_rigid ? w->n_rigid : 1, sizeof *w->rbody);
+        if (!w->id || !w->scratch_id || !w->rbody)
+            st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory for %zu particles", all);
+    }
+    return st;
+}
+
+static ts_status add_collider(ts_water *w, const ts_water_object *o, ts_error *err)
+{
+    collider_entry *e = &w->colliders[w->n_colliders];
+    ts_status st = ts_collider_from_mesh(&e->c, o->name, o->vertices, o->vertex_count, o->triangles,
+                                         o->triangle_count, 0.5 * w->spacing, 2.0 + w->h / (0.5 * w->spacing),
+                                         err);
+    if (st != TS_OK)
+        return st;
+    e->m.rows = o->motion;
+    e->m.frames = o->motion_frames;
+    w->n_colliders++;
+    return TS_OK;
+}
+
+static ts_status add_body(ts_water *w, const ts_water_object *o, point_list *pts, ts_error *err)
+{
+    body *b = &w->bodies[w->n_bodies];
+    snprintf(b->name, sizeof b->name, "%s", o->name);
+    if (!(o->density > 0.0) || !isfinite(o->density))
+        return ts_fail(err, TS_ERR_INVALID, "rigid body '%s': density must be above 0 kg/m³ (got %g)", o->name,
+                       o->density);
+    ts_mass_properties mp;
+    ts_status st = ts_mesh_mass_properties(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name,
+                                           &mp, err);
+    if (st == TS_OK)
+        st = ts_rigid_init(&b->rb, &mp, o->density, o->name, err);
+    if (st != TS_OK)
+        return st;
+    ts_rigid_set_velocity(&b->rb, ts_v3(o->velocity[0], o->velocity[1], o->velocity[2]),
+                          ts_v3(o->angular_velocity[0], o->angular_velocity[1], o->angular_velocity[2]));
+    size_t before = pts->n;
+    pts->max_depth = w->h;
+    if ((st = fill_lattice(o, w->spacing, 0.25 * w->spacing, point_list_add, pts, err)) != TS_OK)
+        return st;
+    if (pts->n == before && !point_list_add(pts, (float)mp.centroid.x, (float)mp.centroid.y, (float)mp.centroid.z,
+                                            0.0f))
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory sampling '%s'", o->name);
+    b->first = before;
+    b->count = pts->n - before;
+    b->origin_offset = ts_v3_sub(ts_v3(o->origin[0], o->origin[1], o->origin[2]), mp.centroid);
+    b->rotation0 = ts_quat_normalize((ts_quat){o->rotation[0], o->rotation[1], o->rotation[2], o->rotation[3]});
+    b->radius = 0.0;
+    for (size_t i = before; i < pts->n; i++) {
+        double r = ts_v3_length(ts_v3_sub(ts_v3(pts->c[0][i], pts->c[1][i], pts->c[2][i]), mp.centroid));
+        if (r > b->radius)
+            b->radius = r;
+    }
+    w->n_bodies++;
+    return TS_OK;
+}
+
+static ts_status add_inflow(ts_water *w, const ts_water_object *o, ts_error *err)
+{
+    inflow *f = &w->inflows[w->n_inflows];
+    snprintf(f->name, sizeof f->name, "%s", o->name);
+    point_list pts = {0};
+    ts_status st = fill_lattice(o, w->spacing, 0.25 * w->spacing, point_list_add, &pts, err);
+    if (st != TS_OK) {
+        point_list_free(&pts);
+        return st;
+    }
+    f->sx = pts.c[0];
+    f->sy = pts.c[1];
+    f->sz = pts.c[2];
+    for (int a = 3; a < 6; a++)
+        free(pts.c[a]);
+    f->n = pts.n;
+    f->m.rows = o->motion;
+    f->m.frames = o->motion_frames;
+    for (int a = 0; a < 3; a++)
+        f->v[a] = (float)o->velocity[a];
+    f->start = o->emit_start;
+    f->end = o->emit_end;
+    w->n_inflows++;
+    if (f->n == 0)
+        return ts_fail(err, TS_ERR_INVALID, "inflow '%s' is thinner than the particle spacing (%g m); make it "
+                       "larger or the particles smaller", o->name, w->spacing);
+    return TS_OK;
+}
+
+/* Upper bound of the particles an inflow can emit over its frames. */
+static double inflow_budget(const ts_water *w, const inflow *f)
+{
+    double speed = sqrt(f->v[0] * f->v[0] + f->v[1] * f->v[1] + f->v[2] * f->v[2]);
+    int frames = f->end - f->start + 1;
+    if (frames <= 0)
+        return 0.0;
+    double layers = speed * frames * w->frame_dt / w->spacing + 1.0;
+    return (double)f->n * layers * 1.2; /* 20% slack for refilling behind moving particles */
+}
+
+typedef struct fluid_fill {
+    const ts_water *w;
+    point_list *pts;
+    const point_list *rigid;
+    ts_grid rigid_grid;
+} fluid_fill;
+
+static int keep_fluid_point(void *user, float x, float y, float z, float phi)
+{
+    fluid_fill *f = user;
+    if (inside_solid(f->w, x, y, z, f->rigid, &f->rigid_grid))
+        return 1;
+    return point_list_add(f->pts, x, y, z, phi);
+}
+
+static ts_status count_roles(const ts_water_object *objects, size_t n, size_t counts[4], ts_error *err)
+{
+    counts[0] = counts[1] = counts[2] = counts[3] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ts_water_object *o = &objects[i];
+        if (o->role < TS_WATER_FLUID || o->role > TS_WATER_OBSTACLE)
+            return ts_fail(err, TS_ERR_INVALID, "object '%s' has an unknown water role %d", o->name, (int)o->role);
+        ts_status st = ts_mesh_check_closed(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name,
+                                            err);
+        if (st != TS_OK)
+            return st;
+        if (o->motion && o->motion_frames < 1)
+            return ts_fail(err, TS_ERR_INVALID, "object '%s': motion has no frames", o->name);
+        counts[o->role]++;
+    }
+    return TS_OK;
+}
+
+/* Fluid objects filled on the lattice, leaving out what is inside solids;
+ * each particle starts with its object's initial velocity. */
+static ts_status place_fluid(const ts_water *w, const ts_water_object *objects, size_t count, point_list *fluid,
+                             const point_list *rigid, ts_error *err)
+{
+    fluid_fill ff;
+    ff.w = w, ff.pts = fluid, ff.rigid = rigid;
+    ts_grid_init(&ff.rigid_grid);
+    ts_status st = TS_OK;
+    if (rigid->n > 0)
+        st = ts_grid_build(&ff.rigid_grid, rigid->c[0], rigid->c[1], rigid->c[2], rigid->n, w->spacing, NULL, err);
+    for (size_t i = 0; i < count && st == TS_OK; i++) {
+        if (objects[i].role != TS_WATER_FLUID)
+            continue;
+        for (int a = 0; a < 3; a++)
+            fluid->velocity[a] = (float)objects[i].velocity[a];
+        st = fill_lattice(&objects[i], w->spacing, 0.25 * w->spacing, keep_fluid_point, &ff, err);
+    }
+    ts_grid_free(&ff.rigid_grid);
+    return st;
+}
+
+ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_water_object *objects,
+                          size_t object_count, ts_error *err)
+{
+    *out = NULL;
+    ts_status st = check_params(p, err);
+    size_t counts[4];
+    if (st == TS_OK)
+        st = count_roles(objects, object_count, counts, err);
+    if (st != TS_OK)
+        return st;
+    ts_water *w = calloc(1, sizeof *w);
+    if (!w)
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory");
+    w->p = *p;
+    w->spacing = (float)(2.0 * p->particle_radius);
+    w->h = 2.0f * w->spacing;          /* about 33 neighbours in radius */
+    w->r_contact = 0.5f * w->spacing;  /* how close a particle may come to a wall */
+    ts_kernels_init(&w->k, w->h);
+    w->eos = (ts_sph_eos_params){p->muller ? TS_SPH_IDEAL : TS_SPH_TAIT, p->rest_density, p->speed_of_sound,
+                                 p->gas_stiffness};
+    w->mass = (float)ts_sph_lattice_mass(w->h, w->spacing, p->rest_density);
+    ts_sph_wall_init(&w->wall, &w->k, w->spacing, w->mass);
+    for (int a = 0; a < 3; a++) {
+        w->domain[a] = (float)p->domain_min[a];
+        w->domain[a + 3] = (float)p->domain_max[a];
+    }
+    w->frame = p->frame_start;
+    w->frame_dt = 1.0 / p->fps;
+    ts_grid_init(&w->grid);
+    w->colliders = calloc(counts[TS_WATER_OBSTACLE] + 1, sizeof *w->colliders);
+    w->bodies = calloc(counts[TS_WATER_RIGID] + 1, sizeof *w->bodies);
+    w->inflows = calloc(counts[TS_WATER_INFLOW] + 1, sizeof *w->inflows);
+    point_list fluid = {0}, rigid = {0};
+    if (!w->colliders || !w->bodies || !w->inflows)
+        st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory");
+    for (size_t i = 0; i < object_count && st == TS_OK; i++) {
+        const ts_water_object *o = &objects[i];
+        if (o->role == TS_WATER_OBSTACLE)
+            st = add_collider(w, o, err);
+        else if (o->role == TS_WATER_RIGID)
+            st = add_body(w, o, &rigid, err);
+        else if (o->role == TS_WATER_INFLOW)
+            st = add_inflow(w, o, err);
+    }
+    if (st == TS_OK)
+        st = place_fluid(w, objects, object_count, &fluid, &rigid, err);
+    double budget = (double)fluid.n;
+    for (size_t i = 0; i < w->n_inflows; i++)
+        budget += inflow_budget(w, &w->inflows[i]);
+    if (st == TS_OK && budget + rigid.n > (double)p->max_particles)
+        st = ts_fail(err, TS_ERR_NOMEM, "water: this scene needs up to %.0f particles, above max_particles = %ld; "
+                     "raise max_particles or the particle radius", budget + rigid.n, p->max_particles);
+    if (st == TS_OK && budget == 0.0)
+        st = ts_fail(err, TS_ERR_INVALID, "water: no liquid: give a closed mesh the Fluid or Inflow role inside "
+                     "the domain (fluid inside obstacles or bodies is left out)");
+    if (st == TS_OK) {
+        w->cap = (size_t)budget;
+        w->n_rigid = rigid.n;
+        st = alloc_particles(w, err);
+    }
+    if (st == TS_OK) {
+        float *dst[6] = {w->x, w->y, w->z, w->vx, w->vy, w->vz};
+        for (int a = 0; a < 6; a++)
+            memcpy(dst[a], fluid.c[a], fluid.n * sizeof(float));
+        for (w->n = 0; w->n < fluid.n; w->n++)
+            w->id[w->n] = w->next_id++;
+        for (size_t b = 0; b < w->n_bodies; b++) {
+            const body *bd = &w->bodies[b];
+            for (size_t i = bd->first; i < bd->first + bd->count; i++) {
+                /* body frame = world frame at rest, origin at the centroid */
+                w->rlx[i] = (float)(rigid.c[0][i] - bd->rb.x.x);
+                w->rly[i] = (float)(rigid.c[1][i] - bd->rb.x.y);
+                w->rlz[i] = (float)(rigid.c[2][i] - bd->rb.x.z);
+                w->rbody[i] = (uint32_t)b;
+            }
+        }
+    }
+    point_list_free(&fluid);
+    point_list_free(&rigid);
+    if (st != TS_OK) {
+        ts_water_destroy(w);
+        return st;
+    }
+    *out = w;
+    return TS_OK;
+}
+
+void ts_water_destroy(ts_water *w)
+{
+    if (!w)
+        return;
+    float *arrays[] = {w->x, w->y, w->z, w->vx, w->vy, w->vz, w->ax, w->ay, w->az, w->rho, w->pr, w->wgx,
+                       w->wgy, w->wgz, w->scratch, w->rlx, w->rly, w->rlz, w->rfx, w->rfy, w->rfz};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    free(w->id);
+    free(w->scratch_id);
+    free(w->cp);
+    free(w->cp_id);
+    free(w->rbody);
+    for (size_t c = 0; c < w->n_colliders; c++)
+        ts_collider_free(&w->colliders[c].c);
+    for (size_t i = 0; i < w->n_inflows; i++) {
+        free(w->inflows[i].sx);
+        free(w->inflows[i].sy);
+        free(w->inflows[i].sz);
+    }
+    free(w->colliders);
+    free(w->bodies);
+    free(w->inflows);
+    ts_grid_free(&w->grid);
+    free(w);
+}
+
+/* ------------------------------------------------------------------- walls */
+
+typedef struct wall_sum {
+    float density;       /* sum of Z(phi) */
+    float g[3];          /* sum of G(phi) n */
+} wall_sum;
+
+static void add_wall(const ts_water *w, float phi, float nx, float ny, float nz, wall_sum *s)
+{
+    float z, g;
+    ts_sph_wall_eval(&w->wall, phi, &z, &g);
+    s->density += z;
+    s->g[0] += g * nx;
+    s->g[1] += g * ny;
+    s->g[2] += g * nz;
+}
+
+/* Wall weight sums of all colliders and the domain sides at a point. */
+static void wall_terms(const ts_water *w, float x, float y, float z, wall_sum *s)
+{
+    s->density = s->g[0] = s->g[1] = s->g[2] = 0.0f;
+    for (size_t c = 0; c < w->n_colliders; c++) {
+        ts_collider_hit hit;
+        if (ts_collider_query(&w->colliders[c].c, w->s, ts_v3(x, y, z), &hit) && hit.distance < w->h)
+            add_wall(w, hit.distance, (float)hit.normal.x, (float)hit.normal.y, (float)hit.normal.z, s);
+    }
+    if (w->p.domain_walls) {
+        const float p[3] = {x, y, z};
+        for (int a = 0; a < 3; a++) {
+            float n[3] = {0, 0, 0};
+            n[a] = 1.0f;
+            if (p[a] - w->domain[a] < w->h)
+                add_wall(w, p[a] - w->domain[a], n[0], n[1], n[2], s);
+            n[a] = -1.0f;
+            if (w->domain[a + 3] - p[a] < w->h)
+                add_wall(w, w->domain[a + 3] - p[a], n[0], n[1], n[2], s);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ inflow */
+
+static int site_is_free(const ts_water *w, float x, float y, float z)
+{
+    const float min2 = 0.81f * w->spacing * w->spacing;
+    ts_neighbor_ranges r;
+    ts_grid_neighbor_ranges(&w->grid, x, y, z, &r);
+    for (int q = 0; q < r.n; q++)
+        for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+            uint32_t j = w->grid.sorted[k];
+            float dx = x - w->x[j], dy = y - w->y[j], dz = z - w->z[j];
+            if (dx * dx + dy * dy + dz * dz < min2)
+                return 0;
+        }
+    return 1;
+}
+
+/* Fill every free emission site of the inflows active in this frame (sites
+ * are a lattice, so new particles never crowd each other). Returns how many. */
+static size_t emit(ts_water *w)
+{
+    size_t before = w->n;
+    int next = w->frame + 1;
+    for (size_t f = 0; f < w->n_inflows; f++) {
+        const inflow *in = &w->inflows[f];
+        if (next < in->start || next > in->end)
+            continue;
+        ts_transform t0 = motion_at(&in->m, w->frame - w->p.frame_start);
+        ts_transform t1 = motion_at(&in->m, next - w->p.frame_start);
+        ts_transform t = {ts_v3_add(ts_v3_scale(t0.translation, 1.0 - w->s), ts_v3_scale(t1.translation, w->s)),
+                          ts_quat_slerp(t0.rotation, t1.rotation, w->s)};
+        ts_vec3 v = ts_quat_rotate(t.rotation, ts_v3(in->v[0], in->v[1], in->v[2]));
+        for (size_t i = 0; i < in->n && w->n < w->cap; i++) {
+            ts_vec3 p = ts_transform_apply(t, ts_v3(in->sx[i], in->sy[i], in->sz[i]));
+            if (!site_is_free(w, (float)p.x, (float)p.y, (float)p.z))
+                continue;
+            size_t k = w->n++;
+            w->x[k] = (float)p.x, w->y[k] = (float)p.y, w->z[k] = (float)p.z;
+            w->vx[k] = (float)v.x, w->vy[k] = (float)v.y, w->vz[k] = (float)v.z;
+            w->id[k] = w->next_id++;
+        }
+    }
+    return w->n - before;
+}
+
+/* --------------------------------------------------------------- the grid */
+
+/* Rigid particles take their body's pose, after the fluid block. */
+static void place_rigid_particles(ts_water *w)
+{
+    for (size_t b = 0; b < w->n_bodies; b++) {
+        const body *bd = &w->bodies[b];
+        ts_mat3 R = ts_quat_to_mat3(bd->rb.q);
+        ts_vec3 v = ts_rigid_velocity(&bd->rb), omega = ts_rigid_angular_velocity(&bd->rb);
+        for (size_t i = bd->first; i < bd->first + bd->count; i++) {
+            ts_vec3 r = ts_m3_mul_v3(R, ts_v3(w->rlx[i], w->rly[i], w->rlz[i]));
+            ts_vec3 u = ts_v3_add(v, ts_v3_cross(omega, r));
+            size_t k = w->n + i;
+            w->x[k] = (float)(bd->rb.x.x + r.x), w->y[k] = (float)(bd->rb.x.y + r.y), w->z[k] = (float)(bd->rb.x.z + r.z);
+            w->vx[k] = (float)u.x, w->vy[k] = (float)u.y, w->vz[k] = (float)u.z;
+        }
+    }
+}
+
+static void permute_fluid(ts_water *w, float *a)
+{
+    size_t k = 0;
+    for (size_t s = 0; s < w->grid.count; s++)
+        if (w->grid.sorted[s] < w->n)
+            w->scratch[k++] = a[w->grid.sorted[s]];
+    memcpy(a, w->scratch, w->n * sizeof *a);
+}
+
+static ts_status build_grid(ts_water *w, ts_error *err)
+{
+    size_t all = w->n + w->n_rigid;
+    ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, all, w->h, w->domain, err);
+    if (st != TS_OK || w->steps % PERMUTE_EVERY != 0)
+        return st;
+    /* keep fluid in cell order: neighbours close in memory */
+    float *arrays[] = {w->x, w->y, w->z, w->vx, w->vy, w->vz};
+    for (size_t i = 0; i < 6; i++)
+        permute_fluid(w, arrays[i]);
+    size_t k = 0;
+    for (size_t s = 0; s < w->grid.count; s++)
+        if (w->grid.sorted[s] < w->n)
+            w->scratch_id[k++] = w->id[w->grid.sorted[s]];
+    memcpy(w->id, w->scratch_id, w->n * sizeof *w->id);
+    return ts_grid_build(&w->grid, w->x, w->y, w->z, all, w->h, w->domain, err);
+}
+
+/* --------------------------------------------------------------- density */
+
+static void compute_density(ts_water *w)
+{
+    const float h2 = w->h * w->h, m_poly6 = (float)(w->mass * w->k.poly6);
+    const ts_grid *g = &w->grid;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < w->n; i++) {
+        const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
+        ts_neighbor_ranges r;
+        ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
+        float sum = 0.0f;
+        for (int q = 0; q < r.n; q++)
+            for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+                uint32_t j = g->sorted[k];
+                float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
+                float d = h2 - (dx * dx + dy * dy + dz * dz);
+                if (d > 0.0f)
+                    sum += d * d * d;
+            }
+        wall_sum ws;
+        wall_terms(w, xi, yi, zi, &ws);
+        w->rho[i] = m_poly6 * sum + ws.density;                     /* eq. 3.5 plus the walls */
+        w->pr[i] = ts_sph_pressure(&w->eos, w->rho[i]);
+        w->wgx[i] = ws.g[0], w->wgy[i] = ws.g[1], w->wgz[i] = ws.g[2];
+    }
+}
+
+/* ------------------------------------------------------------------ forces */
+
+typedef struct pair_consts {
+    float h, h2, mass, spiky_grad, visc_lap, poly6_grad, mu, alpha_c_h, sigma;
+    int muller;
+} pair_consts;
+
+static pair_consts make_pair_consts(const ts_water *w)
+{
+    pair_consts c;
+    c.h = w->h;
+    c.h2 = w->h * w->h;
+    c.mass = w->mass;
+    c.spiky_grad = (float)w->k.spiky_grad;
+    c.visc_lap = (float)w->k.visc_lap;
+    c.poly6_grad = (float)ts_poly6_grad_coeff(&w->k);
+    c.mu = (float)w->p.viscosity;
+    c.alpha_c_h = w->p.muller ? 0.0f : (float)(w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h);
+    c.sigma = (float)w->p.surface_tension;
+    c.muller = w->p.muller;
+    return c;
+}
+
+/* Acceleration of particle i from neighbour j (pressure and viscosity), for
+ * given densities and pressures. The same function gives the rigid reaction. */
+static inline void pair_acceleration(const pair_consts *c, float dx, float dy, float dz, float r, float dvx,
+                                     float dvy, float dvz, float rho_i, float p_i, float rho_j, float p_j, float a[3])
+{
+    float q = c->h - r;
+    float grad = c->spiky_grad * q * q / r;                   /* grad W_spiky = grad * (x_i - x_j), eq. 3.30 */
+    float press;
+    if (c->muller)
+        press = -c->mass * (p_i + p_j) / (2.0f * rho_i * rho_j);   /* eq. 3.16 divided by rho_i (eq. 3.14) */
+    else
+        press = -c->mass * (p_i / (rho_i * rho_i) + p_j / (rho_j * rho_j)); /* symmetric WCSPH */
+    float vdotx = dvx * dx + dvy * dy + dvz * dz;                   /* (v_i - v_j) . (x_i - x_j) */
+    if (vdotx < 0.0f && c->alpha_c_h > 0.0f) {                      /* artificial viscosity (Monaghan) */
+        float nu = 2.0f * c->alpha_c_h / (rho_i + rho_j);
+        press += c->mass * nu * vdotx / (r * r + 0.01f * c->h2);
+    }
+    float visc = c->mu * c->mass * c->visc_lap * q / (rho_i * rho_j);  /* eq. 3.19 / rho_i, lap W_visc eq. 3.32 */
+    a[0] += press * grad * dx - visc * dvx;
+    a[1] += press * grad * dy - visc * dvy;
+    a[2] += press * grad * dz - visc * dvz;
+}
+
+static void compute_forces(ts_water *w)
+{
+    const pair_consts c = make_pair_consts(w);
+    const ts_grid *g = &w->grid;
+    const float gx = (float)w->p.gravity[0], gy = (float)w->p.gravity[1], gz = (float)w->p.gravity[2];
+    const float lap_coeff = c.poly6_grad, normal_threshold = 0.1f / c.h;
+    const float wall_scale = w->p.muller ? 1.0f : 2.0f;
+    double a_max = 0.0;
+    #pragma omp parallel for schedule(static) reduction(max : a_max)
+    for (size_t i = 0; i < w->n; i++) {
+        const float xi = w->x[i], yi = w->y[i], zi = w->z[i], vxi = w->vx[i], vyi = w->vy[i], vzi = w->vz[i];
+        const float rho_i = w->rho[i], p_i = w->pr[i];
+        const float p_rigid = w->p.muller && p_i < 0.0f ? 0.0f : p_i;  /* eq. 3.35 */
+        float a[3] = {0, 0, 0}, n[3] = {0, 0, 0}, lap = 0.0f;
+        ts_neighbor_ranges r;
+        ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
+        for (int q = 0; q < r.n; q++)
+            for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+                uint32_t j = g->sorted[k];
+                float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
+                float r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 >= c.h2 || j == i || r2 < 1e-12f)
+                    continue;
+                float rr = sqrtf(r2);
+                float dvx = vxi - w->vx[j], dvy = vyi - w->vy[j], dvz = vzi - w->vz[j];
+                if (j < w->n) {
+                    pair_acceleration(&c, dx, dy, dz, rr, dvx, dvy, dvz, rho_i, p_i, w->rho[j], w->pr[j], a);
+                    float d = c.h2 - r2, vol = c.mass / w->rho[j];
+                    float gw = vol * c.poly6_grad * d * d;               /* colour field gradient, eq. 3.21 */
+                    n[0] += gw * dx, n[1] += gw * dy, n[2] += gw * dz;
+                    lap += vol * lap_coeff * d * (3.0f * c.h2 - 7.0f * r2); /* its Laplacian, eq. 3.22 */
+                } else {
+                    pair_acceleration(&c, dx, dy, dz, rr, dvx, dvy, dvz, rho_i, p_rigid, rho_i, p_rigid, a);
+                }
+            }
+        float pw = wall_scale * p_i / (rho_i * rho_i);                 /* walls: mirrored pressure */
+        a[0] += pw * w->wgx[i], a[1] += pw * w->wgy[i], a[2] += pw * w->wgz[i];
+        float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (c.sigma > 0.0f && n_len > normal_threshold) {               /* eq. 3.23 */
+            float f = -c.sigma * lap / (n_len * rho_i);
+            a[0] += f * n[0], a[1] += f * n[1], a[2] += f * n[2];
+        }
+        a[0] += gx, a[1] += gy, a[2] += gz;
+        w->ax[i] = a[0], w->ay[i] = a[1], w->az[i] = a[2];
+        double am = sqrt((double)a[0] * a[0] + (double)a[1] * a[1] + (double)a[2] * a[2]);
+        if (am > a_max)
+            a_max = am;
+    }
+    w->a_max = a_max;
+}
+
+/* Reaction on each rigid particle: minus the mass-weighted acceleration its
+ * fluid neighbours got from it, computed by the same pair function. */
+static void compute_rigid_reactions(ts_water *w)
+{
+    const pair_consts c = make_pair_consts(w);
+    const ts_grid *g = &w->grid;
+    #pragma omp parallel for schedule(static)
+    for (size_t b = 0; b < w->n_rigid; b++) {
+        size_t kb = w->n + b;
+        const float xb = w->x[kb], yb = w->y[kb], zb = w->z[kb];
+        float f[3] = {0, 0, 0};
+        ts_neighbor_ranges r;
+        ts_grid_neighbor_ranges(g, xb, yb, zb, &r);
+        for (int q = 0; q < r.n; q++)
+            for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+                uint32_t j = g->sorted[k];
+                if (j >= w->n)
+                    continue;
+                float dx = w->x[j] - xb, dy = w->y[j] - yb, dz = w->z[j] - zb;
+                float r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 >= c.h2 || r2 < 1e-12f)
+                    continue;
+                float p_j = w->p.muller && w->pr[j] < 0.0f ? 0.0f : w->pr[j];
+                float a[3] = {0, 0, 0};
+                pair_acceleration(&c, dx, dy, dz, sqrtf(r2), w->vx[j] - w->vx[kb], w->vy[j] - w->vy[kb],
+                                  w->vz[j] - w->vz[kb], w->rho[j], p_j, w->rho[j], p_j, a);
+                f[0] -= c.mass * a[0], f[1] -= c.mass * a[1], f[2] -= c.mass * a[2]; /* action = -reaction */
+            }
+        w->rfx[b] = f[0], w->rfy[b] = f[1], w->rfz[b] = f[2];
+    }
+}
+
+/* -------------------------------------------------------------- integration */
+
+/* Keep a fluid particle out of every wall: push it back to r_contact and
+ * take away its approaching velocity relative to the wall, and a share of
+ * its sliding velocity (wall_friction). */
+static void project_out_of_walls(const ts_water *w, size_t i)
+{
+    const float rc = w->r_contact, keep = 1.0f - (float)w->p.wall_friction;
+    for (size_t c = 0; c < w->n_colliders; c++) {
+        ts_collider_hit hit;
+        ts_vec3 p = ts_v3(w->x[i], w->y[i], w->z[i]);
+        if (!ts_collider_query(&w->colliders[c].c, w->s, p, &hit) || hit.distance >= rc)
+            continue;
+        float push = rc - hit.distance;
+        w->x[i] += push * (float)hit.normal.x, w->y[i] += push * (float)hit.normal.y, w->z[i] += push * (float)hit.normal.z;
+        float rvx = w->vx[i] - (float)hit.velocity.x, rvy = w->vy[i] - (float)hit.velocity.y,
+              rvz = w->vz[i] - (float)hit.velocity.z;
+        float vn = rvx * (float)hit.normal.x + rvy * (float)hit.normal.y + rvz * (float)hit.normal.z;
+        float tx = rvx - vn * (float)hit.normal.x, ty = rvy - vn * (float)hit.normal.y, tz = rvz - vn * (float)hit.normal.z;
+        if (vn > 0.0f)
+            vn = 0.0f;
+        float nvx = (float)hit.velocity.x + keep * tx, nvy = (float)hit.velocity.y + keep * ty,
+              nvz = (float)hit.velocity.z + keep * tz;
+        (void)vn;
+        w->vx[i] = nvx, w->vy[i] = nvy, w->vz[i] = nvz;
+    }
+    if (!w->p.domain_walls)
+        return;
+    float *p[3] = {&w->x[i], &w->y[i], &w->z[i]}, *v[3] = {&w->vx[i], &w->vy[i], &w->vz[i]};
+    for (int a = 0; a < 3; a++) {
+        int hit = 0;
+        if (*p[a] < w->domain[a] + rc) {
+            *p[a] = w->domain[a] + rc;
+            if (*v[a] < 0.0f) *v[a] = 0.0f;
+            hit = 1;
+        } else if (*p[a] > w->domain[a + 3] - rc) {
+            *p[a] = w->domain[a + 3] - rc;
+            if (*v[a] > 0.0f) *v[a] = 0.0f;
+            hit = 1;
+        }
+        if (hit)
+            for (int t = 0; t < 3; t++)
+                if (t != a)
+                    *v[t] *= keep;
+    }
+}
+
+static void integrate_fluid(ts_water *w, double dt)
+{
+    const float fdt = (float)dt;
+    double v_max = 0.0;
+    #pragma omp parallel for schedule(static) reduction(max : v_max)
+    for (size_t i = 0; i < w->n; i++) {
+        w->vx[i] += fdt * w->ax[i], w->vy[i] += fdt * w->ay[i], w->vz[i] += fdt * w->az[i]; /* eq. 3.43 */
+        w->x[i] += fdt * w->vx[i], w->y[i] += fdt * w->vy[i], w->z[i] += fdt * w->vz[i];   /* eq. 3.42 */
+        project_out_of_walls(w, i);
+        double v2 = (double)w->vx[i] * w->vx[i] + (double)w->vy[i] * w->vy[i] + (double)w->vz[i] * w->vz[i];
+        if (v2 > v_max)
+            v_max = v2;
+    }
+    w->v_max = sqrt(v_max);
+}
+
+/* Contacts of a body against colliders and the domain sides: the deepest
+ * penetrating particle per wall, resolved by an impulse (rigid.h). */
+static void body_wall_contacts(ts_water *w, body *bd)
+{
+    ts_mat3 R = ts_quat_to_mat3(bd->rb.q);
+    const float rc = w->r_contact;
+    for (size_t c = 0; c <= w->n_colliders; c++) {
+        for (int side = 0; side < (c == w->n_colliders ? 6 : 1); side++) {
+            if (c == w->n_colliders && !w->p.domain_walls)
+                break;
+            double deepest = 0.0;
+            ts_vec3 point = ts_v3(0, 0, 0), normal = ts_v3(0, 0, 0), wall_v = ts_v3(0, 0, 0);
+            for (size_t i = bd->first; i < bd->first + bd->count; i++) {
+                ts_vec3 p = ts_v3_add(bd->rb.x, ts_m3_mul_v3(R, ts_v3(w->rlx[i], w->rly[i], w->rlz[i])));
+                double depth;
+                ts_vec3 n, v = ts_v3(0, 0, 0);
+                if (c < w->n_colliders) {
+                    ts_collider_hit hit;
+                    if (!ts_collider_query(&w->colliders[c].c, w->s, p, &hit))
+                        continue;
+                    depth = rc - hit.distance, n = hit.normal, v = hit.velocity;
+                } else {
+                    int a = side / 2;
+                    double coord = a == 0 ? p.x : a == 1 ? p.y : p.z;
+                    double sign = side % 2 ? -1.0 : 1.0;
+                    double phi = side % 2 ? w->domain[a + 3] - coord : coord - w->domain[a];
+                    depth = rc - phi;
+                    n = ts_v3(a == 0 ? sign : 0, a == 1 ? sign : 0, a == 2 ? sign : 0);
+                }
+                if (depth > deepest) {
+                    deepest = depth, point = p, normal = n, wall_v = v;
+                }
+            }
+            if (deepest > 0.0)
+                ts_rigid_resolve_contact(&bd->rb, point, normal, deepest, wall_v, BODY_RESTITUTION, BODY_FRICTION);
+        }
+    }
+}
+
+/* Body against body: the closest pair of their particles closer than the
+ * spacing, resolved as a wall contact for each (the other as the wall). */
+static void body_body_contact(ts_water *w, body *a, body *b)
+{
+    double reach = a->radius + b->radius + w->spacing;
+    if (ts_v3_length(ts_v3_sub(a->rb.x, b->rb.x)) > reach)
+        return;
+    ts_mat3 Ra = ts_quat_to_mat3(a->rb.q), Rb = ts_quat_to_mat3(b->rb.q);
+    double best = w->spacing;
+    ts_vec3 pa = ts_v3(0, 0, 0), pb = ts_v3(0, 0, 0);
+    for (size_t i = a->first; i < a->first + a->count; i++) {
+        ts_vec3 p = ts_v3_add(a->rb.x, ts_m3_mul_v3(Ra, ts_v3(w->rlx[i], w->rly[i], w->rlz[i])));
+        if (ts_v3_length(ts_v3_sub(p, b->rb.x)) > b->radius + w->spacing)
+            continue;
+        for (size_t j = b->first; j < b->first + b->count; j++) {
+            ts_vec3 q = ts_v3_add(b->rb.x, ts_m3_mul_v3(Rb, ts_v3(w->rlx[j], w->rly[j], w->rlz[j])));
+            double d = ts_v3_length(ts_v3_sub(p, q));
+            if (d < best)
+                best = d, pa = p, pb = q;
+        }
+    }
+    if (best >= w->spacing || best <= 0.0)
+        return;
+    ts_vec3 n = ts_v3_scale(ts_v3_sub(pa, pb), 1.0 / best); /* from b to a */
+    double depth = 0.5 * (w->spacing - best);
+    ts_vec3 va = ts_rigid_point_velocity(&a->rb, pa), vb = ts_rigid_point_velocity(&b->rb, pb);
+    double wa = a->rb.inv_mass, wb = b->rb.inv_mass;
+    if (wa + wb <= 0.0)
+        return;
+    /* each body sees the other as a wall moving at its contact velocity, weighted by mass */
+    ts_rigid_resolve_contact(&a->rb, pa, n, depth * 2.0 * wa / (wa + wb), vb, BODY_RESTITUTION, BODY_FRICTION);
+    ts_rigid_resolve_contact(&b->rb, pb, ts_v3_scale(n, -1.0), depth * 2.0 * wb / (wa + wb), va, BODY_RESTITUTION,
+                             BODY_FRICTION);
+}
+
+static void integrate_bodies(ts_water *w, double dt)
+{
+    for (size_t b = 0; b < w->n_bodies; b++) {
+        body *bd = &w->bodies[b];
+        ts_rigid_clear_forces(&bd->rb);
+        ts_vec3 g = ts_v3(w->p.gravity[0], w->p.gravity[1], w->p.gravity[2]);
+        ts_rigid_add_force_at(&bd->rb, ts_v3_scale(g, bd->rb.mass), bd->rb.x);
+        for (size_t i = bd->first; i < bd->first + bd->count; i++) {  /* fixed order: deterministic */
+            size_t k = w->n + i;
+            ts_rigid_add_force_at(&bd->rb, ts_v3(w->rfx[i], w->rfy[i], w->rfz[i]), ts_v3(w->x[k], w->y[k], w->z[k]));
+        }
+        ts_rigid_integrate(&bd->rb, dt);
+    }
+    for (int it = 0; it < CONTACT_ITERATIONS; it++) {
+        for (size_t b = 0; b < w->n_bodies; b++)
+            body_wall_contacts(w, &w->bodies[b]);
+        for (size_t a = 0; a < w->n_bodies; a++)
+            for (size_t b = a + 1; b < w->n_bodies; b++)
+                body_body_contact(w, &w->bodies[a], &w->bodies[b]);
+    }
+    for (size_t b = 0; b < w->n_bodies; b++) {
+        const body *bd = &w->bodies[b];
+        double speed = ts_v3_length(ts_rigid_velocity(&bd->rb)) +
+                       ts_v3_length(ts_rigid_angular_velocity(&bd->rb)) * bd->radius;
+        if (speed > w->v_max)
+            w->v_max = speed;
+    }
+}
+
+/* Remove fluid that left the domain (stable compaction: order and ids kept). */
+static void remove_escaped(ts_water *w)
+{
+    if (w->p.domain_walls)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        int inside = w->x[i] >= w->domain[0] && w->x[i] <= w->domain[3] && w->y[i] >= w->domain[1] &&
+                     w->y[i] <= w->domain[4] && w->z[i] >= w->domain[2] && w->z[i] <= w->domain[5];
+        if (!inside) {
+            w->removed++;
+            continue;
+        }
+        if (k != i) {
+            w->x[k] = w->x[i], w->y[k] = w->y[i], w->z[k] = w->z[i];
+            w->vx[k] = w->vx[i], w->vy[k] = w->vy[i], w->vz[k] = w->vz[i];
+            w->id[k] = w->id[i];
+        }
+        k++;
+    }
+    w->n = k;
+}
+
+static ts_status check_finite(const ts_water *w, ts_error *err)
+{
+    int bad = 0;
+    #pragma omp parallel for schedule(static) reduction(| : bad)
+    for (size_t i = 0; i < w->n; i++)
+        bad |= !isfinite(w->x[i] + w->y[i] + w->z[i] + w->vx[i] + w->vy[i] + w->vz[i]);
+    for (size_t b = 0; b < w->n_bodies; b++)
+        bad |= !isfinite(w->bodies[b].rb.x.x + w->bodies[b].rb.x.y + w->bodies[b].rb.x.z + w->bodies[b].rb.L.x);
+    if (bad)
+        return ts_fail(err, TS_ERR_UNSTABLE, "water: particles reached NaN or infinite speed; lower cfl_number, "
+                       "raise speed_of_sound or check the scene scale");
+    return TS_OK;
+}
+
+/* --------------------------------------------------------- solver ops */
+
+static ts_status water_begin_frame(void *state, int frame, double frame_dt, ts_error *err)
+{
+    (void)err;
+    ts_water *w = state;
+    w->frame = frame;
+    w->frame_dt = frame_dt;
+    w->s = 0.0;
+    int i = frame - w->p.frame_start;
+    for (size_t c = 0; c < w->n_colliders; c++) {
+        collider_entry *e = &w->colliders[c];
+        ts_collider_set_motion(&e->c, motion_at(&e->m, i), motion_at(&e->m, i + 1), e->m.rows ? frame_dt : 0.0);
+    }
+    return TS_OK;
+}
+
+static ts_status water_stable_dt(void *state, double *dt, ts_error *err)
+{
+    (void)err;
+    const ts_water *w = state;
+    double c = ts_sph_sound_speed(&w->eos);
+    double limit = w->p.cfl_number * w->h / (c + w->v_max);                       /* CFL */
+    if (w->p.viscosity > 0.0) {
+        double nu = w->p.viscosity / w->p.rest_density;
+        double visc = 0.125 * w->h * w->h / nu;                                  /* viscous diffusion */
+        if (visc < limit)
+            limit = visc;
+    }
+    if (w->a_max > 0.0) {
+        double force = 0.25 * sqrt(w->h / w->a_max);                             /* force */
+        if (force < limit)
+            limit = force;
+    }
+    *dt = limit;
+    return TS_OK;
+}
+
+static ts_status water_step(void *state, double dt, double s_end, ts_error *err)
+{
+    ts_water *w = state;
+    place_rigid_particles(w);
+    ts_status st = build_grid(w, err);
+    if (st == TS_OK && w->n_inflows > 0 && emit(w) > 0) {
+        place_rigid_particles(w); /* the rigid block moves up behind the new fluid */
+        st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n + w->n_rigid, w->h, w->domain, err);
+    }
+    if (st != TS_OK)
+        return st;
+    compute_density(w);
+    compute_forces(w);
+    compute_rigid_reactions(w);
+    w->s = s_end; /* walls where they are at the end of the step */
+    integrate_fluid(w, dt);
+    integrate_bodies(w, dt);
+    remove_escaped(w);
+    w->steps++;
+    return check_finite(w, err);
+}
+
+static ts_status write_surface(ts_water *w, ts_frame_output *out, ts_error *err)
+{
+    char path[4096];
+    ts_status st = ts_output_make_dir(out->cache_dir, "surface", err);
+    if (st == TS_OK)
+        st = ts_output_path(path, sizeof path, out->cache_dir, "surface", out->frame, "vdb", err);
+    if (st != TS_OK)
+        return st;
+    tsvdb_grid *g = NULL;
+    double r = w->p.particle_radius;
+    st = tsvdb_particles_to_level_set(w->x, w->y, w->z, NULL, (float)(r * w->p.surface_radius_scale), w->n,
+                                      r * w->p.surface_voxel_ratio, 3.0, &g, err);
+    if (st == TS_OK)
+        st = tsvdb_grid_set_name(g, "surface", err);
+    if (st == TS_OK)
+        st = tsvdb_write(path, &g, 1, err);
+    tsvdb_grid_free(g);
+    return st;
+}
+
+static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *err)
+{
+    ts_water *w = state;
+    /* interleave the fluid columns for the cache (scratch space sized for the whole capacity) */
+    size_t n = w->n;
+    float *pos = malloc((3 * n + 1) * sizeof *pos), *vel = malloc((3 * n + 1) * sizeof *vel);
+    if (!pos || !vel) {
+        free(pos);
+        free(vel);
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory writing frame %d", out->frame);
+    }
+    for (size_t i = 0; i < n; i++) {
+        pos[3 * i] = w->x[i], pos[3 * i + 1] = w->y[i], pos[3 * i + 2] = w->z[i];
+        vel[3 * i] = w->vx[i], vel[3 * i + 1] = w->vy[i], vel[3 * i + 2] = w->vz[i];
+    }
+    if (w->steps == 0) /* the first frame: densities for the output */
+        for (size_t i = 0; i < n; i++)
+            w->rho[i] = (float)w->p.rest_density;
+    ts_frame f;
+    ts_frame_init(&f, out->frame, out->time, n);
+    ts_status st = ts_frame_add(&f, "position", TS_ATTR_F32, 3, pos, err);
+    if (st == TS_OK) st = ts_frame_add(&f, "velocity", TS_ATTR_F32, 3, vel, err);
+    if (st == TS_OK) st = ts_frame_add(&f, "id", TS_ATTR_U32, 1, w->id, err);
+    if (st == TS_OK) st = ts_frame_add(&f, "density", TS_ATTR_F32, 1, w->rho, err);
+    if (st == TS_OK) st = ts_output_particles(out, "fluid", &f, err); /* the writer copies the columns */
+    free(pos);
+    free(vel);
+    if (st == TS_OK && w->n_bodies > 0) {
+        float *bp = malloc(3 * w->n_bodies * sizeof *bp), *bq = malloc(4 * w->n_bodies * sizeof *bq);
+        uint32_t *bid = malloc(w->n_bodies * sizeof *bid);
+        if (!bp || !bq || !bid)
+            st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory writing frame %d", out->frame);
+        for (size_t b = 0; st == TS_OK && b < w->n_bodies; b++) {
+            const body *bd = &w->bodies[b];
+            ts_vec3 origin = ts_v3_add(bd->rb.x, ts_quat_rotate(bd->rb.q, bd->origin_offset));
+            ts_quat q = ts_quat_normalize(ts_quat_mul(bd->rb.q, bd->rotation0));
+            bp[3 * b] = (float)origin.x, bp[3 * b + 1] = (float)origin.y, bp[3 * b + 2] = (float)origin.z;
+            bq[4 * b] = (float)q.w, bq[4 * b + 1] = (float)q.x, bq[4 * b + 2] = (float)q.y, bq[4 * b + 3] = (float)q.z;
+            bid[b] = (uint32_t)b;
+        }
+        ts_frame t;
+        ts_frame_init(&t, out->frame, out->time, w->n_bodies);
+        if (st == TS_OK) st = ts_frame_add(&t, "position", TS_ATTR_F32, 3, bp, err);
+        if (st == TS_OK) st = ts_frame_add(&t, "rotation", TS_ATTR_F32, 4, bq, err);
+        if (st == TS_OK) st = ts_frame_add(&t, "id", TS_ATTR_U32, 1, bid, err);
+        if (st == TS_OK) st = ts_output_particles(out, "rigid", &t, err);
+        free(bp);
+        free(bq);
+        free(bid);
+    }
+    if (st == TS_OK && w->p.write_surface)
+        st = write_surface(w, out, err);
+    return st;
+}
+
+/* Checkpoint rows: the fluid particles, then one row per body, then one row
+ * of counters, in float64 columns so that restoring is exact:
+ *   a: position | centre of mass | next_id, removed, steps
+ *   b: velocity | momentum P     | fluid count, body count, 0
+ *   c: 0        | angular momentum L
+ *   q: 0        | orientation w x y z
+ *   id: particle id | body index */
+enum { CP_A, CP_B, CP_C, CP_Q = 9, CP_WIDTH = 13 };
+
+static ts_status water_save_state(void *state, ts_frame *cp, ts_error *err)
+{
+    ts_water *w = state;
+    size_t rows = w->n + w->n_bodies + 1;
+    if (rows > w->cp_rows) {
+        double *grown = realloc(w->cp, rows * CP_WIDTH * sizeof *grown);
+        uint32_t *grown_id = grown ? realloc(w->cp_id, rows * sizeof *grown_id) : NULL;
+        if (grown)
+            w->cp = grown;
+        if (!grown_id)
+            return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the checkpoint");
+        w->cp_id = grown_id;
+        w->cp_rows = rows;
+    }
+    double *col[4] = {w->cp, w->cp + 3 * rows, w->cp + 6 * rows, w->cp + 9 * rows};
+    memset(w->cp, 0, rows * CP_WIDTH * sizeof *w->cp);
+    for (size_t i = 0; i < w->n; i++) {
+        col[CP_A][3 * i] = w->x[i], col[CP_A][3 * i + 1] = w->y[i], col[CP_A][3 * i + 2] = w->z[i];
+        col[CP_B][3 * i] = w->vx[i], col[CP_B][3 * i + 1] = w->vy[i], col[CP_B][3 * i + 2] = w->vz[i];
+        w->cp_id[i] = w->id[i];
+    }
+    for (size_t b = 0; b < w->n_bodies; b++) {
+        const ts_rigid_body *rb = &w->bodies[b].rb;
+        size_t r = w->n + b;
+        const double a[3] = {rb->x.x, rb->x.y, rb->x.z}, P[3] = {rb->P.x, rb->P.y, rb->P.z},
+                     L[3] = {rb->L.x, rb->L.y, rb->L.z}, q[4] = {rb->q.w, rb->q.x, rb->q.y, rb->q.z};
+        memcpy(col[CP_A] + 3 * r, a, sizeof a);
+        memcpy(col[CP_B] + 3 * r, P, sizeof P);
+        memcpy(col[CP_C] + 3 * r, L, sizeof L);
+        memcpy(col[3] + 4 * r, q, sizeof q);
+        w->cp_id[r] = (uint32_t)b;
+    }
+    size_t last = rows - 1;
+    col[CP_A][3 * last] = w->next_id, col[CP_A][3 * last + 1] = (double)w->removed, col[CP_A][3 * last + 2] = (double)w->steps;
+    col[CP_B][3 * last] = (double)w->n, col[CP_B][3 * last + 1] = (double)w->n_bodies;
+    w->cp_id[last] = 0;
+    cp->count = rows;
+    ts_status st = ts_frame_add(cp, "a", TS_ATTR_F64, 3, col[CP_A], err);
+    if (st == TS_OK) st = ts_frame_add(cp, "b", TS_ATTR_F64, 3, col[CP_B], err);
+    if (st == TS_OK) st = ts_frame_add(cp, "c", TS_ATTR_F64, 3, col[CP_C], err);
+    if (st == TS_OK) st = ts_frame_add(cp, "q", TS_ATTR_F64, 4, col[3], err);
+    if (st == TS_OK) st = ts_frame_add(cp, "id", TS_ATTR_U32, 1, w->cp_id, err);
+    return st;
+}
+
+static const double *checkpoint_column(const ts_frame *cp, const char *name, int components)
+{
+    const ts_attribute *a = ts_frame_find(cp, name);
+    return a && a->type == TS_ATTR_F64 && a->components == components ? a->data : NULL;
+}
+
+ts_status ts_water_restore(ts_water *w, const ts_frame *cp, ts_error *err)
+{
+    const double *a = checkpoint_column(cp, "a", 3), *b = checkpoint_column(cp, "b", 3);
+    const double *c = checkpoint_column(cp, "c", 3), *q = checkpoint_column(cp, "q", 4);
+    const ts_attribute *id = ts_frame_find(cp, "id");
+    if (!a || !b || !c || !q || !id || id->type != TS_ATTR_U32 || cp->count < 1)
+        return ts_fail(err, TS_ERR_CORRUPT, "water checkpoint: columns missing; bake again from the start");
+    size_t last = cp->count - 1, n = (size_t)b[3 * last], bodies = (size_t)b[3 * last + 1];
+    if (n + bodies + 1 != cp->count || bodies != w->n_bodies || n > w->cap)
+        return ts_fail(err, TS_ERR_CORRUPT, "water checkpoint: it holds %zu particles and %zu bodies, which this "
+                       "scene cannot have; bake again from the start", n, bodies);
+    const uint32_t *ids = id->data;
+    for (size_t i = 0; i < n; i++) {
+        w->x[i] = (float)a[3 * i], w->y[i] = (float)a[3 * i + 1], w->z[i] = (float)a[3 * i + 2];
+        w->vx[i] = (float)b[3 * i], w->vy[i] = (float)b[3 * i + 1], w->vz[i] = (float)b[3 * i + 2];
+        w->id[i] = ids[i];
+    }
+    w->n = n;
+    for (size_t k = 0; k < bodies; k++) {
+        ts_rigid_body *rb = &w->bodies[k].rb;
+        size_t r = n + k;
+        rb->x = ts_v3(a[3 * r], a[3 * r + 1], a[3 * r + 2]);
+        rb->P = ts_v3(b[3 * r], b[3 * r + 1], b[3 * r + 2]);
+        rb->L = ts_v3(c[3 * r], c[3 * r + 1], c[3 * r + 2]);
+        rb->q = (ts_quat){q[4 * r], q[4 * r + 1], q[4 * r + 2], q[4 * r + 3]};
+    }
+    w->next_id = (uint32_t)a[3 * last];
+    w->removed = (size_t)a[3 * last + 1];
+    w->steps = (long)a[3 * last + 2];
+    w->frame = cp->frame;
+    w->v_max = w->a_max = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double v = sqrt((double)w->vx[i] * w->vx[i] + (double)w->vy[i] * w->vy[i] + (double)w->vz[i] * w->vz[i]);
+        if (v > w->v_max)
+            w->v_max = v;
+    }
+    return TS_OK;
+}
+
+void ts_water_get_stats(const ts_water *w, ts_water_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->fluid_particles = w->n;
+    s->rigid_particles = w->n_rigid;
+    s->removed = w->removed;
+    s->capacity = w->cap;
+    s->max_speed = w->v_max;
+    const double *g = w->p.gravity;
+    for (size_t i = 0; i < w->n; i++) {
+        s->kinetic_energy += 0.5 * w->mass * ((double)w->vx[i] * w->vx[i] + (double)w->vy[i] * w->vy[i] +
+                                              (double)w->vz[i] * w->vz[i]);
+        s->potential_energy -= w->mass * (g[0] * w->x[i] + g[1] * w->y[i] + g[2] * w->z[i]);
+    }
+    for (size_t b = 0; b < w->n_bodies; b++) {
+        const ts_rigid_body *rb = &w->bodies[b].rb;
+        s->kinetic_energy += ts_rigid_kinetic_energy(rb);
+        s->potential_energy -= rb->mass * (g[0] * rb->x.x + g[1] * rb->x.y + g[2] * rb->x.z);
+    }
+}
+
+const ts_solver_ops ts_water_ops = {"water", water_begin_frame, water_stable_dt, water_step, water_write_frame,
+                                    water_save_state};

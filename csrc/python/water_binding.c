@@ -1,0 +1,173 @@
+/* water_binding.c - the water solver from Python:
+ *
+ *   water_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start,
+ *              max_substeps=400, progress=None, compression=1) -> stats
+ *
+ * settings: dict with the fields of ts_water_params; objects: list of dicts
+ * (name, role 0-3, vertices (N,3) float32 world at frame_start, triangles
+ * (M,3) int32, motion (F,7) float64 or None, velocity, angular_velocity,
+ * density, emit_start, emit_end, origin, rotation). When first_frame is
+ * after frame_start the state is restored from DIR/state/checkpoint.tspf.
+ * tsubu/effects/water.py builds these from a scene description. */
+#include "run_binding.h"
+
+#include <stdlib.h>
+
+#include "core/cache.h"
+#include "core/water.h"
+
+static int read_params(PyObject *d, ts_water_params *p)
+{
+    double max_particles, seed;
+    if (tsubu_dict_int(d, "muller", &p->muller) || tsubu_dict_double(d, "particle_radius", &p->particle_radius) ||
+        tsubu_dict_double(d, "rest_density", &p->rest_density) ||
+        tsubu_dict_double(d, "speed_of_sound", &p->speed_of_sound) ||
+        tsubu_dict_double(d, "gas_stiffness", &p->gas_stiffness) ||
+        tsubu_dict_double(d, "viscosity", &p->viscosity) ||
+        tsubu_dict_double(d, "artificial_viscosity", &p->artificial_viscosity) ||
+        tsubu_dict_double(d, "surface_tension", &p->surface_tension) ||
+        tsubu_dict_double(d, "wall_friction", &p->wall_friction) || tsubu_dict_vec(d, "gravity", p->gravity, 3) ||
+        tsubu_dict_double(d, "cfl_number", &p->cfl_number) ||
+        tsubu_dict_double(d, "max_particles", &max_particles) ||
+        tsubu_dict_int(d, "write_surface", &p->write_surface) ||
+        tsubu_dict_double(d, "surface_voxel_ratio", &p->surface_voxel_ratio) ||
+        tsubu_dict_double(d, "surface_radius_scale", &p->surface_radius_scale) ||
+        tsubu_dict_vec(d, "domain_min", p->domain_min, 3) || tsubu_dict_vec(d, "domain_max", p->domain_max, 3) ||
+        tsubu_dict_int(d, "domain_walls", &p->domain_walls) || tsubu_dict_double(d, "seed", &seed))
+        return -1;
+    p->max_particles = (long)max_particles;
+    p->seed = (uint64_t)seed;
+    return 0;
+}
+
+
+static int read_object(PyObject *d, ts_water_object *o, PyObject *keep)
+{
+    if (!PyDict_Check(d)) {
+        PyErr_SetString(PyExc_TypeError, "each object must be a dict");
+        return -1;
+    }
+    PyObject *name = PyDict_GetItemString(d, "name");
+    o->name = name ? PyUnicode_AsUTF8(name) : NULL;
+    if (!o->name) {
+        PyErr_SetString(PyExc_KeyError, "an object lacks its 'name'");
+        return -1;
+    }
+    int role;
+    if (tsubu_dict_int(d, "role", &role) || tsubu_dict_vec(d, "velocity", o->velocity, 3) ||
+        tsubu_dict_vec(d, "angular_velocity", o->angular_velocity, 3) || tsubu_dict_double(d, "density", &o->density) ||
+        tsubu_dict_int(d, "emit_start", &o->emit_start) || tsubu_dict_int(d, "emit_end", &o->emit_end) ||
+        tsubu_dict_vec(d, "origin", o->origin, 3) || tsubu_dict_vec(d, "rotation", o->rotation, 4))
+        return -1;
+    o->role = (ts_water_role)role;
+    const npy_intp d3[2] = {-1, 3}, d7[2] = {-1, 7};
+    PyArrayObject *v = tsubu_array(PyDict_GetItemString(d, "vertices"), NPY_FLOAT32, 2, d3, "vertices");
+    PyArrayObject *t = v ? tsubu_array(PyDict_GetItemString(d, "triangles"), NPY_INT32, 2, d3, "triangles") : NULL;
+    PyObject *motion_obj = PyDict_GetItemString(d, "motion");
+    PyArrayObject *m = NULL;
+    if (t && motion_obj && motion_obj != Py_None)
+        m = tsubu_array(motion_obj, NPY_FLOAT64, 2, d7, "motion");
+    int ok = v && t && (!motion_obj || motion_obj == Py_None || m);
+    PyArrayObject *all[3] = {v, t, m};
+    for (int i = 0; i < 3; i++)
+        if (all[i]) {
+            if (ok && PyList_Append(keep, (PyObject *)all[i]) < 0)
+                ok = 0;
+            Py_DECREF(all[i]);
+        }
+    if (!ok)
+        return -1;
+    o->vertices = PyArray_DATA(v);
+    o->vertex_count = (size_t)PyArray_DIM(v, 0);
+    o->triangles = PyArray_DATA(t);
+    o->triangle_count = (size_t)PyArray_DIM(t, 0);
+    o->motion = m ? PyArray_DATA(m) : NULL;
+    o->motion_frames = m ? (int)PyArray_DIM(m, 0) : 0;
+    return 0;
+}
+
+static ts_status restore_checkpoint(ts_water *w, const char *cache_dir, int first_frame, ts_error *err)
+{
+    char path[4096];
+    ts_frame cp;
+    ts_status st = ts_checkpoint_path(path, sizeof path, cache_dir, err);
+    if (st == TS_OK)
+        st = ts_frame_read(path, &cp, err);
+    if (st != TS_OK)
+        return st;
+    if (cp.frame != first_frame)
+        st = ts_fail(err, TS_ERR_CORRUPT, "%s: checkpoint of frame %d, expected %d; bake again from the start", path,
+                     (int)cp.frame, first_frame);
+    else
+        st = ts_water_restore(w, &cp, err);
+    ts_frame_free(&cp);
+    return st;
+}
+
+static PyObject *stats_dict(const ts_water *w)
+{
+    ts_water_stats s;
+    ts_water_get_stats(w, &s);
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:d,s:d,s:d}", "fluid_particles", (Py_ssize_t)s.fluid_particles,
+                         "rigid_particles", (Py_ssize_t)s.rigid_particles, "removed", (Py_ssize_t)s.removed,
+                         "capacity", (Py_ssize_t)s.capacity, "kinetic_energy", s.kinetic_energy,
+                         "potential_energy", s.potential_energy, "max_speed", s.max_speed);
+}
+
+static PyObject *water_bake(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
+                            "max_substeps", "progress", "compression", NULL};
+    PyObject *settings, *objects;
+    tsubu_run_args a = {NULL, 0, 0, -1, 400, 1, 24.0, Py_None};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOi", names, &PyDict_Type, &settings, &PyList_Type,
+                                     &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
+                                     &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression))
+        return NULL;
+    if (a.first_frame < 0)
+        a.first_frame = a.frame_start;
+    ts_water_params p;
+    Py_ssize_t n = PyList_GET_SIZE(objects);
+    ts_water_object *objs = calloc((size_t)n + 1, sizeof *objs);
+    PyObject *keep = PyList_New(0), *result = NULL;
+    ts_water *w = NULL;
+    if (!objs || !keep) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_params(settings, &p) < 0)
+        goto done;
+    p.frame_start = a.frame_start;
+    p.fps = a.fps;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (read_object(PyList_GET_ITEM(objects, i), &objs[i], keep) < 0)
+            goto done;
+    ts_error err;
+    ts_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ts_water_create(&w, &p, objs, (size_t)n, &err);
+    if (st == TS_OK && a.first_frame != a.frame_start)
+        st = restore_checkpoint(w, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
+    Py_END_ALLOW_THREADS
+    if (st != TS_OK) {
+        tsubu_raise(&err);
+        goto done;
+    }
+    if (tsubu_run_solver(&ts_water_ops, w, &a) == 0)
+        result = stats_dict(w);
+done:
+    ts_water_destroy(w);
+    free(objs);
+    Py_XDECREF(keep);
+    Py_DECREF(a.cache_dir);
+    return result;
+}
+
+PyMethodDef tsubu_water_methods[] = {
+    {"water_bake", (PyCFunction)(void (*)(void))water_bake, METH_VARARGS | METH_KEYWORDS,
+     "water_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
+     "max_substeps=400, progress=None, compression=1) -> stats dict\n\nBake the water effect (see "
+     "tsubu/effects/water.py, which builds the arguments from a scene description)."},
+    {NULL, NULL, 0, NULL},
+};
