@@ -22,6 +22,7 @@ bl_info = {
 __version__ = "0.1.0"
 
 from . import presets, schema  # noqa: E402
+from . import effects  # noqa: E402,F401  (registers the built-in effects and their runners)
 from .baking import bake  # noqa: E402
 from .cache import Cache  # noqa: E402
 from .errors import CancelledError, CorruptFileError, UnstableError, ValidationError  # noqa: E402

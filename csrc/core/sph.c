@@ -23,15 +23,16 @@ double ts_sph_lattice_mass(double h, double spacing, double rho0)
     return rho0 / sum; /* eq. 3.5 at a lattice site: rho0 = m sum_j W */
 }
 
-/* Sum over the wall lattice for a point at height phi above the surface,
- * averaged over lateral offsets of the lattice so the result depends on phi only. */
+/* Sum over the wall lattice for a point at height phi above the surface. The
+ * wall lattice continues the fluid's (no lateral offset), so a fluid lattice
+ * filling a box starts exactly at the rest density, without a spurious push. */
 static void wall_sums(const ts_kernels *k, double spacing, double mass, double phi, double *z, double *g)
 {
-    const int offsets = 4, n = (int)ceil(k->h / spacing) + 1;
+    const int offsets = 1, n = (int)ceil(k->h / spacing) + 1;
     double sz = 0.0, sg = 0.0;
     for (int oa = 0; oa < offsets; oa++)
         for (int ob = 0; ob < offsets; ob++) {
-            double ox = spacing * (oa + 0.5) / offsets, oy = spacing * (ob + 0.5) / offsets;
+            double ox = 0.0, oy = 0.0;
             for (int layer = 0; layer <= n; layer++) {
                 double dz = phi + spacing * (0.5 + layer); /* height above this wall layer */
                 if (dz >= k->h)

@@ -50,6 +50,8 @@ typedef struct body {
     ts_vec3 origin_offset;      /* object origin - centroid, body frame */
     ts_quat rotation0;          /* object rotation at rest */
     double radius;              /* of its particles around the centroid */
+    ts_vec3 centroid0;          /* centre of mass at rest (the collider's frame) */
+    ts_collider shape;          /* signed distance at rest: keeps liquid out of the body */
 } body;
 
 typedef struct inflow {
@@ -302,6 +304,10 @@ static ts_status add_body(ts_water *w, const ts_water_object *o, point_list *pts
                                            &mp, err);
     if (st == TS_OK)
         st = ts_rigid_init(&b->rb, &mp, o->density, o->name, err);
+    if (st == TS_OK)
+        st = ts_collider_from_mesh(&b->shape, o->name, o->vertices, o->vertex_count, o->triangles, o->triangle_count,
+                                   0.25 * w->spacing, 2.0 + w->r_contact / (0.25 * w->spacing), err);
+    b->centroid0 = mp.centroid;
     if (st != TS_OK)
         return st;
     ts_rigid_set_velocity(&b->rb, ts_v3(o->velocity[0], o->velocity[1], o->velocity[2]),
@@ -377,6 +383,9 @@ typedef struct fluid_fill {
 static int keep_fluid_point(void *user, float x, float y, float z, float phi)
 {
     fluid_fill *f = user;
+    const float *d = f->w->domain;
+    if (x < d[0] || x > d[3] || y < d[1] || y > d[4] || z < d[2] || z > d[5])
+        return 1; /* outside the domain: it would be removed at once */
     if (inside_solid(f->w, x, y, z, f->rigid, &f->rigid_grid))
         return 1;
     return point_list_add(f->pts, x, y, z, phi);
@@ -475,8 +484,8 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         st = ts_fail(err, TS_ERR_NOMEM, "water: this scene needs up to %.0f particles, above max_particles = %ld; "
                      "raise max_particles or the particle radius", budget + rigid.n, p->max_particles);
     if (st == TS_OK && budget == 0.0)
-        st = ts_fail(err, TS_ERR_INVALID, "water: no liquid: give a closed mesh the Fluid or Inflow role inside "
-                     "the domain (fluid inside obstacles or bodies is left out)");
+        st = ts_fail(err, TS_ERR_INVALID, "water: no liquid inside the domain: give a closed mesh inside the "
+                     "Domain the Fluid or Inflow role (liquid inside obstacles or bodies is left out)");
     if (st == TS_OK) {
         w->cap = (size_t)budget;
         w->n_rigid = rigid.n;
@@ -524,6 +533,8 @@ void ts_water_destroy(ts_water *w)
     free(w->rbody);
     for (size_t c = 0; c < w->n_colliders; c++)
         ts_collider_free(&w->colliders[c].c);
+    for (size_t b = 0; b < w->n_bodies; b++)
+        ts_collider_free(&w->bodies[b].shape);
     for (size_t i = 0; i < w->n_inflows; i++) {
         free(w->inflows[i].sx);
         free(w->inflows[i].sy);
@@ -538,25 +549,34 @@ void ts_water_destroy(ts_water *w)
 
 /* ------------------------------------------------------------------- walls */
 
+/* The walls near a point, combined as overlapping half-spaces: each wall a
+ * holds a share f_a = Z_a / rho0 of the kernel's mass, and the share outside
+ * every wall at once is 1 - prod_a (1 - f_a) (exact for a separable kernel),
+ * so corners and edges are not counted twice. The gradient follows by the
+ * product rule. */
 typedef struct wall_sum {
-    float density;       /* sum of Z(phi) */
-    float g[3];          /* sum of G(phi) n */
+    float inside;        /* prod_a (1 - f_a) */
+    float g[3];          /* sum_a G_a n_a prod_{b != a} (1 - f_b) */
 } wall_sum;
 
 static void add_wall(const ts_water *w, float phi, float nx, float ny, float nz, wall_sum *s)
 {
     float z, g;
     ts_sph_wall_eval(&w->wall, phi, &z, &g);
-    s->density += z;
-    s->g[0] += g * nx;
-    s->g[1] += g * ny;
-    s->g[2] += g * nz;
+    float f = z / (float)w->p.rest_density;
+    if (f > 1.0f)
+        f = 1.0f;
+    s->g[0] = s->g[0] * (1.0f - f) + g * nx * s->inside;
+    s->g[1] = s->g[1] * (1.0f - f) + g * ny * s->inside;
+    s->g[2] = s->g[2] * (1.0f - f) + g * nz * s->inside;
+    s->inside *= 1.0f - f;
 }
 
 /* Wall weight sums of all colliders and the domain sides at a point. */
 static void wall_terms(const ts_water *w, float x, float y, float z, wall_sum *s)
 {
-    s->density = s->g[0] = s->g[1] = s->g[2] = 0.0f;
+    s->inside = 1.0f;
+    s->g[0] = s->g[1] = s->g[2] = 0.0f;
     for (size_t c = 0; c < w->n_colliders; c++) {
         ts_collider_hit hit;
         if (ts_collider_query(&w->colliders[c].c, w->s, ts_v3(x, y, z), &hit) && hit.distance < w->h)
@@ -671,7 +691,7 @@ static ts_status build_grid(ts_water *w, ts_error *err)
 
 static void compute_density(ts_water *w)
 {
-    const float h2 = w->h * w->h, m_poly6 = (float)(w->mass * w->k.poly6);
+    const float h2 = w->h * w->h, m_poly6 = (float)(w->mass * w->k.poly6), rho0 = (float)w->p.rest_density;
     const ts_grid *g = &w->grid;
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < w->n; i++) {
@@ -689,7 +709,7 @@ static void compute_density(ts_water *w)
             }
         wall_sum ws;
         wall_terms(w, xi, yi, zi, &ws);
-        w->rho[i] = m_poly6 * sum + ws.density;                     /* eq. 3.5 plus the walls */
+        w->rho[i] = m_poly6 * sum + rho0 * (1.0f - ws.inside);      /* eq. 3.5 plus the walls */
         w->pr[i] = ts_sph_pressure(&w->eos, w->rho[i]);
         w->wgx[i] = ws.g[0], w->wgy[i] = ws.g[1], w->wgz[i] = ws.g[2];
     }
@@ -826,6 +846,33 @@ static void compute_rigid_reactions(ts_water *w)
 
 /* -------------------------------------------------------------- integration */
 
+/* Keep a fluid particle out of a rigid body (the pressure of the body's
+ * particles does this almost always; this catches particles squeezed through
+ * the gaps of its sampling): distance from the body's rest-pose field. The
+ * small momentum of this correction is not given back to the body. */
+static void project_out_of_body(const ts_water *w, const body *bd, size_t i)
+{
+    ts_vec3 p = ts_v3(w->x[i], w->y[i], w->z[i]);
+    ts_vec3 rel = ts_v3_sub(p, bd->rb.x);
+    if (ts_v3_length(rel) > bd->radius + w->spacing)
+        return;
+    ts_quat inv = ts_quat_conjugate(bd->rb.q);
+    ts_collider_hit hit;
+    if (!ts_collider_query(&bd->shape, 0.0, ts_v3_add(bd->centroid0, ts_quat_rotate(inv, rel)), &hit) ||
+        hit.distance >= w->r_contact)
+        return;
+    ts_vec3 n = ts_quat_rotate(bd->rb.q, hit.normal);
+    double push = w->r_contact - hit.distance;
+    w->x[i] += (float)(push * n.x), w->y[i] += (float)(push * n.y), w->z[i] += (float)(push * n.z);
+    ts_vec3 u = ts_rigid_point_velocity(&bd->rb, p);
+    ts_vec3 v = ts_v3(w->vx[i], w->vy[i], w->vz[i]);
+    double vn = ts_v3_dot(ts_v3_sub(v, u), n);
+    if (vn < 0.0) {
+        v = ts_v3_sub(v, ts_v3_scale(n, vn));
+        w->vx[i] = (float)v.x, w->vy[i] = (float)v.y, w->vz[i] = (float)v.z;
+    }
+}
+
 /* Keep a fluid particle out of every wall: push it back to r_contact and
  * take away its approaching velocity relative to the wall, and a share of
  * its sliding velocity (wall_friction). */
@@ -850,6 +897,8 @@ static void project_out_of_walls(const ts_water *w, size_t i)
         (void)vn;
         w->vx[i] = nvx, w->vy[i] = nvy, w->vz[i] = nvz;
     }
+    for (size_t b = 0; b < w->n_bodies; b++)
+        project_out_of_body(w, &w->bodies[b], i);
     if (!w->p.domain_walls)
         return;
     float *p[3] = {&w->x[i], &w->y[i], &w->z[i]}, *v[3] = {&w->vx[i], &w->vy[i], &w->vz[i]};

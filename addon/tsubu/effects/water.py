@@ -31,7 +31,7 @@ PARAMS = (
     Param("viscosity", "float", 0.001,
           "Dynamic viscosity mu of eq. 3.19 (water 0.001, oil 0.1, honey 5)", unit="Pa·s", min=0.0, max=1000.0,
           group="Liquid"),
-    Param("artificial_viscosity", "float", 0.02,
+    Param("artificial_viscosity", "float", 0.08,
           "Weakly compressible: alpha of the artificial viscosity, damps noise", min=0.0, max=1.0, group="Liquid",
           advanced=True),
     Param("surface_tension", "float", 0.0728, "sigma of the colour-field surface tension, eq. 3.23", unit="N/m",

@@ -1,0 +1,176 @@
+"""The water effect, physically: a resting column keeps its density and
+level, a dam break conserves particles and never gains energy, a light box
+floats half under and a dense stone sinks, a moving cup carries its liquid,
+bakes are deterministic across thread counts, resumable, and bad scenes are
+refused before baking with the object named."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tsubu
+from water_scenes import moving_cup, obj, tank
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def bake(desc, tmp_path, name="c"):
+    return tsubu.bake(desc, str(tmp_path / name))
+
+
+def test_hydrostatic_column_holds_density_and_level(tmp_path):
+    """A resting column: bulk density within 1% of rest, and once the starting
+    cubic lattice has relaxed into SPH's own packing (about 1.5 s), the free
+    surface holds still for the next 1.5 s."""
+    cache = bake(tank(72), tmp_path)  # 3 s
+    frames = [cache.read_particles("fluid", f) for f in cache.frames("fluid")]
+    assert all(f.count == frames[0].count for f in frames)
+    h = 4 * 0.025
+    last = frames[-1]
+    z = last["position"][:, 2]
+    bulk = z < z.max() - h  # away from the free surface, where SPH density is naturally low
+    assert abs(last["density"][bulk].mean() / 1000.0 - 1.0) < 0.01
+    top_early = np.sort(frames[36]["position"][:, 2])[-50:].mean()
+    top_late = np.sort(z)[-50:].mean()
+    assert abs(top_late - top_early) < 0.003, (top_early, top_late)  # no drift of the free surface
+    assert np.linalg.norm(last["velocity"], axis=1).mean() < 0.05  # settled
+
+
+def test_dam_break_conserves_particles_and_never_gains_energy(tmp_path):
+    desc = tank(36, size=(1.0, 0.3, 0.8), depth=0.5)
+    desc.objects[1] = obj("Water", "fluid", (0, 0, 0), (0.35, 0.3, 0.5))
+    cache = bake(desc, tmp_path)
+    energies, count = [], None
+    for f in cache.frames("fluid"):
+        fr = cache.read_particles("fluid", f)
+        p, v = fr["position"].astype(np.float64), fr["velocity"].astype(np.float64)
+        count = count or fr.count
+        assert fr.count == count
+        assert (p >= 0).all() and (p <= [1.0, 0.3, 0.8]).all()
+        energies.append((0.5 * (v * v).sum(axis=1) + 9.81 * p[:, 2]).mean())  # per unit mass
+    e0 = energies[0]
+    assert max(energies) <= e0 * 1.002
+    assert all(b <= a + 0.002 * e0 for a, b in zip(energies, energies[1:]))
+    assert cache.read_particles("fluid", 36)["position"][:, 0].max() > 0.9  # it did break and run
+
+
+def body_points(cache, name, frame, lo, hi, n=20):
+    """World positions of a grid of points filling a box body [lo, hi] at a frame."""
+    t = (np.arange(n) + 0.5) / n
+    local = np.array([[lo[k] + (hi[k] - lo[k]) * c for k, c in enumerate((a, b, c))] for a in t for b in t for c in t])
+    m = cache.read_transforms("rigid", frame)[name]
+    return (np.c_[local, np.ones(len(local))] @ m.T)[:, :3]
+
+
+def test_light_box_floats_half_under_and_stone_sinks(tmp_path):
+    size = (1.2, 1.2, 1.0)
+    crate_lo, crate_hi = (0.15, 0.45, 0.5), (0.45, 0.75, 0.8)
+    stone_lo, stone_hi = (0.75, 0.45, 0.55), (0.95, 0.65, 0.75)
+    extra = [obj("Crate", "rigid", crate_lo, crate_hi, density=500.0),
+             obj("Stone", "rigid", stone_lo, stone_hi, density=3000.0)]
+    cache = bake(tank(96, size=size, depth=0.45, extra=extra), tmp_path)
+    last = cache.frames("fluid")[-1]
+    fluid = cache.read_particles("fluid", last)["position"]
+    far = (fluid[:, 0] > 0.5) & (fluid[:, 0] < 0.7)  # between the bodies
+    surface = np.sort(fluid[far, 2])[-20:].mean() + 0.025  # particle centres sit a radius below the surface
+    # Archimedes: the submerged share of the volume is the density ratio, whatever the body's tilt
+    # (a cube of half water's density floats tilted, so its volume, not its height, is what to measure)
+    submerged = (body_points(cache, "Crate", last, crate_lo, crate_hi)[:, 2] < surface).mean()
+    assert 0.425 <= submerged <= 0.575, f"crate {submerged:.2f} submerged"
+    stone = body_points(cache, "Stone", last, stone_lo, stone_hi)[:, 2].min()
+    assert stone < 0.03, f"stone bottom at {stone:.3f} m"
+    centre = body_points(cache, "Crate", last, crate_lo, crate_hi).mean(axis=0)
+    centre_before = body_points(cache, "Crate", last - 12, crate_lo, crate_hi).mean(axis=0)
+    assert np.abs(centre - centre_before).max() < 0.01  # come to rest
+
+
+def test_moving_cup_carries_its_liquid(tmp_path):
+    desc, lo, hi = moving_cup(30)
+    cache = bake(desc, tmp_path)
+    first, last = cache.read_particles("fluid", 1), cache.read_particles("fluid", 30)
+    assert last.count == first.count  # nothing spilled or leaked out of the domain
+    p = last["position"]
+    inside = ((p[:, 0] > lo[0] + 0.3 - 0.01) & (p[:, 0] < hi[0] + 0.3 + 0.01) &
+              (p[:, 1] > lo[1] - 0.01) & (p[:, 1] < hi[1] + 0.01) & (p[:, 2] > lo[2] - 0.01))
+    assert inside.all(), f"{(~inside).sum()} particles passed through the cup's walls"
+    moved = p[:, 0].mean() - first["position"][:, 0].mean()
+    assert abs(moved - 0.3) < 0.05
+
+
+def test_same_bytes_with_one_or_two_threads(tmp_path):
+    script = (
+        "import sys; sys.path[:0] = [sys.argv[2], sys.argv[3]]\n"
+        "from water_scenes import tank, obj\nimport tsubu\n"
+        "d = tank(6, extra=[obj('Crate', 'rigid', (0.1, 0.1, 0.45), (0.3, 0.3, 0.55), density=400.0)])\n"
+        "d.parameters['write_surface'] = True\n"
+        "tsubu.bake(d, sys.argv[1])\n")
+    folders = []
+    for threads in (1, 2):
+        folder = str(tmp_path / f"t{threads}")
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        out = subprocess.run([sys.executable, "-c", script, folder, os.path.join(ROOT, "addon"),
+                              os.path.dirname(__file__)], env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        folders.append(folder)
+    for stream in ("fluid", "rigid"):
+        for f in range(1, 7):
+            name = os.path.join(stream, f"{stream}_{f:06d}.tspf")
+            with open(os.path.join(folders[0], name), "rb") as a, open(os.path.join(folders[1], name), "rb") as b:
+                assert a.read() == b.read(), name
+
+
+def test_resume_matches_an_uninterrupted_bake(tmp_path):
+    extra = [obj("Crate", "rigid", (0.1, 0.1, 0.45), (0.3, 0.3, 0.55), density=400.0)]
+    whole = bake(tank(10, extra=extra), tmp_path, "whole")
+    folder = str(tmp_path / "part")
+    with pytest.raises(tsubu.CancelledError):
+        tsubu.bake(tank(10, extra=extra), folder, progress=lambda p: p.frame >= 6)
+    part = tsubu.Cache(folder)
+    assert part.manifest()["status"] == "cancelled" and part.last_whole_frame() == 5
+    tsubu.bake(tank(10, extra=extra), folder, resume=True)
+    for f in range(1, 11):
+        a, b = whole.read_particles("fluid", f), part.read_particles("fluid", f)
+        assert np.array_equal(a["position"], b["position"]) and np.array_equal(a["id"], b["id"]), f
+        assert np.array_equal(whole.read_particles("rigid", f)["position"], part.read_particles("rigid", f)["position"])
+
+
+def test_inflow_emits_and_the_domain_removes(tmp_path):
+    desc = tsubu.SceneDescription("water", {"particle_radius": 0.025, "write_surface": False}, 1, 24, 24.0, 0, [
+        obj("Domain", "domain", (0, 0, 0), (1.0, 1.0, 1.0)),
+        obj("Tap", "inflow", (0.4, 0.4, 0.8), (0.6, 0.6, 0.9), velocity=[0.0, 0.0, -1.0], emit_start=1, emit_end=12),
+    ])
+    cache = bake(desc, tmp_path)
+    counts = [cache.read_particles("fluid", f).count for f in cache.frames("fluid")]
+    assert counts[0] == 0 and max(counts) > 100
+    assert counts[12] >= counts[5]  # keeps emitting while on
+    ids = cache.read_particles("fluid", 12)["id"]
+    assert len(np.unique(ids)) == len(ids)
+    assert counts[-1] < max(counts)  # the open domain drops what falls out of it
+
+
+def test_bad_scenes_are_refused_before_baking(tmp_path):
+    from tsubu.shapes import box
+    v, t = box((0.1, 0.1, 0.1), (0.3, 0.3, 0.3))
+    cases = [
+        ("Leaky", tsubu.SceneObject("Leaky", "fluid", v, t[:-1]), "open"),
+        ("Nothing", tsubu.SceneObject("Nothing", "fluid", np.zeros((0, 3)), np.zeros((0, 3))), "empty"),
+        ("Stone", obj("Stone", "rigid", (0.1, 0.1, 0.1), (0.2, 0.2, 0.2), density=0.0), "density"),
+    ]
+    for name, bad, words in cases:
+        desc = tank(3)
+        desc.objects.append(bad)
+        with pytest.raises(ValueError) as e:
+            tsubu.bake(desc, str(tmp_path / name))
+        assert name in str(e.value) and words in str(e.value), str(e.value)
+        assert not os.path.exists(tmp_path / name)
+    outside = tank(3)
+    outside.objects[1] = obj("Water", "fluid", (2, 2, 2), (2.5, 2.5, 2.5))
+    with pytest.raises(ValueError, match="no liquid inside the domain"):
+        tsubu.bake(outside, str(tmp_path / "outside"))
+    big = tank(3, max_particles=100)
+    with pytest.raises(MemoryError, match="max_particles"):
+        tsubu.bake(big, str(tmp_path / "big"))
+    for name in ("outside", "big"):
+        assert tsubu.Cache(str(tmp_path / name)).frames("fluid") == []
