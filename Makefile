@@ -8,7 +8,7 @@
 #   make test-blender the add-on in Debian's Blender 3.4 and in bpy 4.2 LTS and 4.5 LTS
 #   make bench        benchmarks (not part of the tests)
 #   make addon-zip    dist/tsubu-<version>.zip to install in Blender (Edit > Preferences > Add-ons > Install)
-#   make demo         bake and render the demo water scene (arrives with the water effect)
+#   make demo         bake the demo water scene in headless Blender and render out/water_demo.png
 
 PYTHON      ?= /usr/bin/python3
 BUILD       := build
@@ -25,7 +25,7 @@ SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 CFLAGS_SAN  := -std=c11 -D_GNU_SOURCE -O1 -g -fopenmp $(SAN) $(WARN)
 LIBS        := -lopenvdb -lImath-3_1 -ltbb -lz -lqhull_r -lpthread -lm -lstdc++
 
-.PHONY: all setup build test test-c test-python test-blender bench clean fuzz addon-zip
+.PHONY: all setup build test test-c test-python test-blender bench clean fuzz addon-zip demo
 all: build
 
 setup:
@@ -92,6 +92,11 @@ bench: build $(BUILD)/opt/bench_core
 	OMP_NUM_THREADS=1 $(BUILD)/opt/bench_core
 	OMP_NUM_THREADS=2 $(BUILD)/opt/bench_core
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench core
+	PYTHONPATH=addon $(PYTHON) -m tsubu bench water
+
+demo: setup
+	$(MAKE) build
+	blender -b --factory-startup --python-exit-code 1 --python scripts/demo.py -- --out out
 
 addon-zip: build
 	$(PYTHON) scripts/make_addon_zip.py

@@ -1146,8 +1146,13 @@ static ts_status write_surface(ts_water *w, ts_frame_output *out, ts_error *err)
         return st;
     tsvdb_grid *g = NULL;
     double r = w->p.particle_radius;
-    st = tsvdb_particles_to_level_set(w->x, w->y, w->z, NULL, (float)(r * w->p.surface_radius_scale), w->n,
-                                      r * w->p.surface_voxel_ratio, 3.0, &g, err);
+    double radius = r * w->p.surface_radius_scale;
+    st = tsvdb_particles_to_level_set(w->x, w->y, w->z, NULL, (float)radius, w->n, r * w->p.surface_voxel_ratio,
+                                      3.0, &g, err);
+    /* spheres of radius k r overlap into a blobby union: smooth it, then erode
+     * back by most of the extra radius so the liquid keeps its volume */
+    if (st == TS_OK && w->p.surface_smoothing > 0)
+        st = tsvdb_level_set_smooth(g, w->p.surface_smoothing, 0.5 * (radius - r), err);
     if (st == TS_OK)
         st = tsvdb_grid_set_name(g, "surface", err);
     if (st == TS_OK)

@@ -59,6 +59,7 @@ typedef struct ts_water_params {
     long max_particles;
     int write_surface;
     double surface_voxel_ratio, surface_radius_scale;
+    int surface_smoothing;       /* Gaussian passes over the surface level set */
     double domain_min[3], domain_max[3];
     int domain_walls;            /* 1: the domain's sides are walls; 0: particles leaving are removed */
     int frame_start;

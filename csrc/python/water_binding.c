@@ -32,6 +32,7 @@ static int read_params(PyObject *d, ts_water_params *p)
         tsubu_dict_int(d, "write_surface", &p->write_surface) ||
         tsubu_dict_double(d, "surface_voxel_ratio", &p->surface_voxel_ratio) ||
         tsubu_dict_double(d, "surface_radius_scale", &p->surface_radius_scale) ||
+        tsubu_dict_int(d, "surface_smoothing", &p->surface_smoothing) ||
         tsubu_dict_vec(d, "domain_min", p->domain_min, 3) || tsubu_dict_vec(d, "domain_max", p->domain_max, 3) ||
         tsubu_dict_int(d, "domain_walls", &p->domain_walls) || tsubu_dict_double(d, "seed", &seed))
         return -1;

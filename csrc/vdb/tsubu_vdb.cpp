@@ -9,6 +9,8 @@
 #include <openvdb/io/File.h>
 #include <openvdb/tools/Dense.h>
 #include <openvdb/tools/Interpolation.h>
+#include <openvdb/tools/Filter.h>
+#include <openvdb/tools/LevelSetRebuild.h>
 #include <openvdb/tools/LevelSetUtil.h>
 #include <openvdb/tools/MeshToVolume.h>
 #include <openvdb/tools/ParticlesToLevelSet.h>
@@ -237,6 +239,29 @@ ts_status tsvdb_particles_to_level_set(const float *x, const float *y, const flo
             raster.finalize(true);
         }
         *out = wrap(grid);
+        return TS_OK;
+    });
+}
+
+ts_status tsvdb_level_set_smooth(tsvdb_grid *g, int iterations, double offset, ts_error *err)
+{
+    return guarded(err, "smooth level set", [&] {
+        if (g->grid->getGridClass() != openvdb::GRID_LEVEL_SET)
+            return ts_fail(err, TS_ERR_INVALID, "smooth level set: grid '%s' is not a level set", tsvdb_grid_name(g));
+        if (iterations < 0 || iterations > 100 || !std::isfinite(offset))
+            return ts_fail(err, TS_ERR_INVALID, "smooth level set: iterations must be 0-100 (got %d)", iterations);
+        if (g->grid->activeVoxelCount() == 0)
+            return TS_OK;
+        // Filtering the band's values is cheap; the result is no longer a true
+        // distance, so the level set is rebuilt once at the offset isovalue.
+        openvdb::tools::Filter<openvdb::FloatGrid> filter(*g->grid);
+        filter.gaussian(1, iterations);
+        openvdb::Name name = g->grid->getName();
+        float half_width = float(g->grid->background() / g->grid->voxelSize()[0]);
+        auto rebuilt = openvdb::tools::levelSetRebuild(*g->grid, float(offset), half_width);
+        rebuilt->setName(name);
+        rebuilt->setGridClass(openvdb::GRID_LEVEL_SET);
+        g->grid = rebuilt;
         return TS_OK;
     });
 }

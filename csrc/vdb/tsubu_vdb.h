@@ -62,6 +62,12 @@ ts_status tsvdb_particles_to_level_set(const float *x, const float *y, const flo
                                        float radius_all, size_t count, double voxel_size, double half_width,
                                        tsvdb_grid **out, ts_error *err);
 
+/* Smooth a level set: `iterations` passes of a Gaussian filter (width 1
+ * voxel) over the band, then rebuilt as a distance field whose zero is the
+ * filtered field's `offset` (positive erodes: the surface moves inwards).
+ * Turns a union of particle spheres into a liquid-looking surface. */
+ts_status tsvdb_level_set_smooth(tsvdb_grid *g, int iterations, double offset, ts_error *err);
+
 /* Fog volume (e.g. `density`) from a dense array; values with |v| <= tolerance become inactive. */
 ts_status tsvdb_dense_to_grid(const tsvdb_dense *d, float tolerance, tsvdb_grid **out, ts_error *err);
 

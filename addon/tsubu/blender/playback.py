@@ -115,6 +115,22 @@ def set_mesh_points(mesh, frame, default_radius):
     mesh.update()
 
 
+def water_material():
+    """Clear water for level-set surfaces: the renderer gives reflection, refraction and Fresnel."""
+    mat = bpy.data.materials.get("Tsubu Water")
+    if mat is None:
+        mat = bpy.data.materials.new("Tsubu Water")
+        mat.use_nodes = True
+        bsdf = mat.node_tree.nodes.get("Principled BSDF")
+        if bsdf:
+            sockets = compat.principled_inputs(bsdf)
+            sockets["base_color"].default_value = (0.8, 0.92, 1.0, 1.0)
+            sockets["roughness"].default_value = 0.02
+            sockets["ior"].default_value = 1.33
+            sockets["transmission"].default_value = 1.0
+    return mat
+
+
 def ensure_volume_objects(scene, domain, cache, stream, desc):
     """A Volume sequence for the stream, and for level sets a mesh made by Volume to Mesh."""
     frames = cache.frames(stream)
@@ -145,6 +161,7 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
         mod.resolution_mode = "GRID"
         mod.threshold = 0.0  # level sets: the zero crossing
         mod.use_smooth_shade = True
+        mesh_obj.data.materials.append(water_material())
     return mesh_obj
 
 
@@ -196,12 +213,18 @@ def build_results(scene, domain):
     from .export import cache_folder
     cache = Cache(cache_folder(domain))
     m = cache.manifest()
+    surfaces = False
     for stream, desc in m["streams"].items():
         if desc["kind"] == "volume":
-            ensure_volume_objects(scene, domain, cache, stream, desc)
+            surfaces |= ensure_volume_objects(scene, domain, cache, stream, desc) is not None and \
+                "surface" in desc.get("grids", [])
         elif desc["kind"] == "transforms":
             apply_transforms(cache, stream)
     load_frame(scene, domain, scene.frame_current)
+    for stream, desc in m["streams"].items():  # with a surface, the points are a viewport aid only
+        obj = bpy.data.objects.get(f"{domain.name}.{stream}")
+        if desc["kind"] == "particles" and obj is not None:
+            obj.hide_render = surfaces
 
 
 def remove_results(domain):

@@ -53,6 +53,8 @@ PARAMS = (
           min=0.1, max=4.0, group="Output"),
     Param("surface_radius_scale", "float", 2.0, "Sphere radius per particle in the surface, x the particle radius",
           min=0.5, max=4.0, group="Output"),
+    Param("surface_smoothing", "int", 4, "Smoothing passes over the surface (0: the raw union of spheres)",
+          min=0, max=20, group="Output"),
 )
 
 VELOCITY = Param("initial_velocity", "vector", (0.0, 0.0, 0.0), "Velocity at the start", unit="m/s",
@@ -127,7 +129,7 @@ def solver_input(desc):
     domain = desc.objects_with_role("domain")[0].world_vertices()
     settings = {k: p[k] for k in ("particle_radius", "rest_density", "speed_of_sound", "gas_stiffness", "viscosity",
                                   "artificial_viscosity", "surface_tension", "wall_friction", "gravity",
-                                  "cfl_number", "surface_voxel_ratio", "surface_radius_scale")}
+                                  "cfl_number", "surface_voxel_ratio", "surface_radius_scale", "surface_smoothing")}
     settings.update(muller=int(p["solver"] == "muller"), max_particles=float(p["max_particles"]),
                     write_surface=int(p["write_surface"]), domain_walls=int(p["domain_walls"]),
                     domain_min=domain.min(axis=0).tolist(), domain_max=domain.max(axis=0).tolist(),
