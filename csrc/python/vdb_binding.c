@@ -144,6 +144,21 @@ static PyObject *grid_to_dense(GridObject *self, PyObject *unused)
     return st == TS_OK ? dense_to_python(&d) : tsubu_raise(&err);
 }
 
+static PyObject *grid_smooth(GridObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"iterations", "offset", NULL};
+    int iterations = 4;
+    double offset = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|id", names, &iterations, &offset))
+        return NULL;
+    ts_error err;
+    ts_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tsvdb_level_set_smooth(self->grid, iterations, offset, &err);
+    Py_END_ALLOW_THREADS
+    return st == TS_OK ? Py_NewRef(Py_None) : tsubu_raise(&err);
+}
+
 static PyObject *grid_repr(GridObject *self)
 {
     return PyUnicode_FromFormat("<tsubu Grid '%s' %s, %llu active voxels>", tsvdb_grid_name(self->grid),
@@ -163,6 +178,8 @@ static PyMethodDef grid_methods[] = {
     {"sample", (PyCFunction)grid_sample, METH_VARARGS, "sample((x, y, z)) -> trilinear value at a world point"},
     {"to_mesh", (PyCFunction)(void (*)(void))grid_to_mesh, METH_VARARGS | METH_KEYWORDS,
      "to_mesh(isovalue=0.0, adaptivity=0.0) -> (vertices (N,3) float32, triangles (M,3) int32), outward wound"},
+    {"smooth", (PyCFunction)(void (*)(void))grid_smooth, METH_VARARGS | METH_KEYWORDS,
+     "smooth(iterations=4, offset=0.0): Gaussian passes over a level set, rebuilt at the offset (erodes if > 0)"},
     {"to_dense", (PyCFunction)grid_to_dense, METH_NOARGS,
      "to_dense() -> (values[z, y, x] float32, origin, voxel_size) over the active bounding box"},
     {NULL, NULL, 0, NULL},

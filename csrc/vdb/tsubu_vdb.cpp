@@ -258,7 +258,7 @@ ts_status tsvdb_level_set_smooth(tsvdb_grid *g, int iterations, double offset, t
         filter.gaussian(1, iterations);
         openvdb::Name name = g->grid->getName();
         float half_width = float(g->grid->background() / g->grid->voxelSize()[0]);
-        auto rebuilt = openvdb::tools::levelSetRebuild(*g->grid, float(offset), half_width);
+        auto rebuilt = openvdb::tools::levelSetRebuild(*g->grid, float(-offset), half_width); // zero at phi = -offset
         rebuilt->setName(name);
         rebuilt->setGridClass(openvdb::GRID_LEVEL_SET);
         g->grid = rebuilt;

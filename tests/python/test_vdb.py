@@ -55,3 +55,18 @@ def test_bad_input_is_an_error_not_a_crash():
     with pytest.raises(TypeError):
         _core.write_vdb("/tmp/x.vdb", [1, 2])
     assert CorruptFileError.__mro__[1] is ValueError
+
+
+def test_smoothing_keeps_a_sphere_and_erodes_by_the_offset():
+    def radius_after(offset):
+        g = _core.particles_to_level_set(np.zeros((1, 3), np.float32), 0.4, 0.02)
+        g.smooth(4, offset)
+        assert g.is_level_set and g.name == "surface"
+        v, t = g.to_mesh()
+        return (mesh_volume(v, t) * 3 / (4 * math.pi)) ** (1 / 3)
+
+    kept, eroded = radius_after(0.0), radius_after(0.05)
+    assert kept == pytest.approx(0.4, abs=0.02)  # Gaussian passes shrink a sphere by under a voxel
+    assert kept - eroded == pytest.approx(0.05, abs=0.01)
+    with pytest.raises(ValueError, match="iterations"):
+        _core.particles_to_level_set(np.zeros((1, 3), np.float32), 0.4, 0.02).smooth(-1)
