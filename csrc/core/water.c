@@ -33,7 +33,6 @@
 #include "sph.h"
 #include "../vdb/tsubu_vdb.h"
 
-#define PERMUTE_EVERY 16          /* steps between re-sorting fluid into cell order */
 #define BODY_RESTITUTION 0.1
 #define BODY_FRICTION 0.4
 #define CONTACT_ITERATIONS 4
@@ -76,17 +75,23 @@ struct ts_water {
     float h, spacing, mass, r_contact;
     float domain[6];
 
-    /* fluid particles [0, n) then rigid particles [n, n + n_rigid) in x..vz */
+    /* fluid particles, re-sorted into grid-cell order every step, so that the
+     * neighbours of a particle are whole index ranges [begin, end) */
     size_t n, cap, n_rigid;
     float *x, *y, *z, *vx, *vy, *vz;
     float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
+    float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
     uint32_t *id;
-    float *scratch;
+    float *scratch;              /* permutation buffer, swapped with the array it sorts */
     uint32_t *scratch_id;
 
-    float *rlx, *rly, *rlz;      /* rigid particles, body frame */
+    /* rigid particles, in body blocks (not re-sorted; their own grid) */
+    float *rx, *ry, *rz, *rvx, *rvy, *rvz;  /* world, this step */
+    float *rlx, *rly, *rlz;      /* body frame */
     float *rfx, *rfy, *rfz;      /* reaction force on each */
     uint32_t *rbody;
+    ts_grid rgrid;
+    float rbox[6];               /* their bounds, grown by h: fluid outside needs no rigid search */
     body *bodies;
     size_t n_bodies;
 
@@ -258,15 +263,14 @@ static ts_status alloc_floats(float **p, size_t n, ts_error *err)
 static ts_status alloc_particles(ts_water *w, ts_error *err)
 {
     size_t all = w->cap + w->n_rigid;
-    float **all_arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz};
-    float **fluid_arrays[] = {&w->ax, &w->ay, &w->az, &w->rho, &w->pr, &w->wgx, &w->wgy, &w->wgz, &w->scratch};
+    float **fluid_arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz, &w->ax, &w->ay, &w->az, &w->rho,
+                              &w->pr, &w->wgx, &w->wgy, &w->wgz, &w->P, &w->inv_rho, &w->scratch};
+    float **rigid_arrays[] = {&w->rx, &w->ry, &w->rz, &w->rvx, &w->rvy, &w->rvz, &w->rlx, &w->rly, &w->rlz,
+                              &w->rfx, &w->rfy, &w->rfz};
     ts_status st = TS_OK;
-    for (size_t i = 0; i < 6 && st == TS_OK; i++)
-        st = alloc_floats(all_arrays[i], all, err);
-    for (size_t i = 0; i < 9 && st == TS_OK; i++)
+    for (size_t i = 0; i < sizeof fluid_arrays / sizeof *fluid_arrays && st == TS_OK; i++)
         st = alloc_floats(fluid_arrays[i], w->cap, err);
-    float **rigid_arrays[] = {&w->rlx, &w->rly, &w->rlz, &w->rfx, &w->rfy, &w->rfz};
-    for (size_t i = 0; i < 6 && st == TS_OK; i++)
+    for (size_t i = 0; i < sizeof rigid_arrays / sizeof *rigid_arrays && st == TS_OK; i++)
         st = alloc_floats(rigid_arrays[i], w->n_rigid, err);
     if (st == TS_OK) {
         w->id = calloc(w->cap ? w->cap : 1, sizeof *w->id);
@@ -460,6 +464,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     w->frame = p->frame_start;
     w->frame_dt = 1.0 / p->fps;
     ts_grid_init(&w->grid);
+    ts_grid_init(&w->rgrid);
     w->colliders = calloc(counts[TS_WATER_OBSTACLE] + 1, sizeof *w->colliders);
     w->bodies = calloc(counts[TS_WATER_RIGID] + 1, sizeof *w->bodies);
     w->inflows = calloc(counts[TS_WATER_INFLOW] + 1, sizeof *w->inflows);
@@ -523,7 +528,8 @@ void ts_water_destroy(ts_water *w)
     if (!w)
         return;
     float *arrays[] = {w->x, w->y, w->z, w->vx, w->vy, w->vz, w->ax, w->ay, w->az, w->rho, w->pr, w->wgx,
-                       w->wgy, w->wgz, w->scratch, w->rlx, w->rly, w->rlz, w->rfx, w->rfy, w->rfz};
+                       w->wgy, w->wgz, w->P, w->inv_rho, w->scratch, w->rx, w->ry, w->rz, w->rvx, w->rvy,
+                       w->rvz, w->rlx, w->rly, w->rlz, w->rfx, w->rfy, w->rfz};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w->id);
@@ -544,6 +550,7 @@ void ts_water_destroy(ts_water *w)
     free(w->bodies);
     free(w->inflows);
     ts_grid_free(&w->grid);
+    ts_grid_free(&w->rgrid);
     free(w);
 }
 
@@ -604,8 +611,7 @@ static int site_is_free(const ts_water *w, float x, float y, float z)
     ts_neighbor_ranges r;
     ts_grid_neighbor_ranges(&w->grid, x, y, z, &r);
     for (int q = 0; q < r.n; q++)
-        for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
-            uint32_t j = w->grid.sorted[k];
+        for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
             float dx = x - w->x[j], dy = y - w->y[j], dz = z - w->z[j];
             if (dx * dx + dy * dy + dz * dz < min2)
                 return 0;
@@ -643,7 +649,7 @@ static size_t emit(ts_water *w)
 
 /* --------------------------------------------------------------- the grid */
 
-/* Rigid particles take their body's pose, after the fluid block. */
+/* Rigid particles take their body's pose. */
 static void place_rigid_particles(ts_water *w)
 {
     for (size_t b = 0; b < w->n_bodies; b++) {
@@ -653,64 +659,112 @@ static void place_rigid_particles(ts_water *w)
         for (size_t i = bd->first; i < bd->first + bd->count; i++) {
             ts_vec3 r = ts_m3_mul_v3(R, ts_v3(w->rlx[i], w->rly[i], w->rlz[i]));
             ts_vec3 u = ts_v3_add(v, ts_v3_cross(omega, r));
-            size_t k = w->n + i;
-            w->x[k] = (float)(bd->rb.x.x + r.x), w->y[k] = (float)(bd->rb.x.y + r.y), w->z[k] = (float)(bd->rb.x.z + r.z);
-            w->vx[k] = (float)u.x, w->vy[k] = (float)u.y, w->vz[k] = (float)u.z;
+            w->rx[i] = (float)(bd->rb.x.x + r.x), w->ry[i] = (float)(bd->rb.x.y + r.y), w->rz[i] = (float)(bd->rb.x.z + r.z);
+            w->rvx[i] = (float)u.x, w->rvy[i] = (float)u.y, w->rvz[i] = (float)u.z;
         }
     }
 }
 
-static void permute_fluid(ts_water *w, float *a)
+/* Gather an array into cell order through the scratch buffer, then swap the two. */
+static void sort_floats(ts_water *w, float **a)
 {
-    size_t k = 0;
-    for (size_t s = 0; s < w->grid.count; s++)
-        if (w->grid.sorted[s] < w->n)
-            w->scratch[k++] = a[w->grid.sorted[s]];
-    memcpy(a, w->scratch, w->n * sizeof *a);
+    const uint32_t *order = w->grid.sorted;
+    float *in = *a, *out = w->scratch;
+    #pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < w->n; k++)
+        out[k] = in[order[k]];
+    w->scratch = in;
+    *a = out;
 }
 
-static ts_status build_grid(ts_water *w, ts_error *err)
+/* Sort the fluid into cell order (the cell ranges of the grid then index the
+ * arrays directly) and grid the rigid particles. */
+static ts_status build_grids(ts_water *w, ts_error *err)
 {
-    size_t all = w->n + w->n_rigid;
-    ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, all, w->h, w->domain, err);
-    if (st != TS_OK || w->steps % PERMUTE_EVERY != 0)
+    ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, w->h, w->domain, err);
+    if (st != TS_OK)
         return st;
-    /* keep fluid in cell order: neighbours close in memory */
-    float *arrays[] = {w->x, w->y, w->z, w->vx, w->vy, w->vz};
+    float **arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz};
     for (size_t i = 0; i < 6; i++)
-        permute_fluid(w, arrays[i]);
-    size_t k = 0;
-    for (size_t s = 0; s < w->grid.count; s++)
-        if (w->grid.sorted[s] < w->n)
-            w->scratch_id[k++] = w->id[w->grid.sorted[s]];
-    memcpy(w->id, w->scratch_id, w->n * sizeof *w->id);
-    return ts_grid_build(&w->grid, w->x, w->y, w->z, all, w->h, w->domain, err);
+        sort_floats(w, arrays[i]);
+    uint32_t *ids = w->scratch_id;
+    for (size_t k = 0; k < w->n; k++)
+        ids[k] = w->id[w->grid.sorted[k]];
+    w->scratch_id = w->id;
+    w->id = ids;
+    if (w->n_rigid == 0)
+        return TS_OK;
+    place_rigid_particles(w);
+    st = ts_grid_build(&w->rgrid, w->rx, w->ry, w->rz, w->n_rigid, w->h, NULL, err);
+    float lo[3] = {w->rx[0], w->ry[0], w->rz[0]}, hi[3] = {w->rx[0], w->ry[0], w->rz[0]};
+    for (size_t i = 1; i < w->n_rigid; i++) {
+        const float p[3] = {w->rx[i], w->ry[i], w->rz[i]};
+        for (int a = 0; a < 3; a++) {
+            if (p[a] < lo[a]) lo[a] = p[a];
+            if (p[a] > hi[a]) hi[a] = p[a];
+        }
+    }
+    for (int a = 0; a < 3; a++)
+        w->rbox[a] = lo[a] - w->h, w->rbox[a + 3] = hi[a] + w->h;
+    return st;
+}
+
+static inline int near_rigid(const ts_water *w, float x, float y, float z)
+{
+    return w->n_rigid > 0 && x >= w->rbox[0] && x <= w->rbox[3] && y >= w->rbox[1] && y <= w->rbox[4] &&
+           z >= w->rbox[2] && z <= w->rbox[5];
 }
 
 /* --------------------------------------------------------------- density */
 
+/* sum over j in [b, e) of (h^2 - r^2)^3 for r < h: the poly6 sum of eq. 3.5,
+ * branch-free so that it vectorises. */
+static float poly6_range(const float *x, const float *y, const float *z, uint32_t b, uint32_t e, float xi, float yi,
+                         float zi, float h2)
+{
+    float sum = 0.0f;
+    #pragma omp simd reduction(+ : sum)
+    for (uint32_t j = b; j < e; j++) {
+        float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+        float d = h2 - (dx * dx + dy * dy + dz * dz);
+        d = d > 0.0f ? d : 0.0f;
+        sum += d * d * d;
+    }
+    return sum;
+}
+
 static void compute_density(ts_water *w)
 {
     const float h2 = w->h * w->h, m_poly6 = (float)(w->mass * w->k.poly6), rho0 = (float)w->p.rest_density;
-    const ts_grid *g = &w->grid;
+    const ts_grid *g = &w->grid, *rg = &w->rgrid;
+    const float *x = w->x, *y = w->y, *z = w->z;
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < w->n; i++) {
-        const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
+        const float xi = x[i], yi = y[i], zi = z[i];
         ts_neighbor_ranges r;
         ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
         float sum = 0.0f;
         for (int q = 0; q < r.n; q++)
-            for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
-                uint32_t j = g->sorted[k];
-                float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
-                float d = h2 - (dx * dx + dy * dy + dz * dz);
-                if (d > 0.0f)
-                    sum += d * d * d;
-            }
+            sum += poly6_range(x, y, z, r.begin[q], r.end[q], xi, yi, zi, h2);
+        if (near_rigid(w, xi, yi, zi)) { /* rigid particles count as liquid of the same mass, eq. 3.33 */
+            ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
+            for (int q = 0; q < r.n; q++)
+                for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+                    uint32_t j = rg->sorted[k];
+                    float dx = xi - w->rx[j], dy = yi - w->ry[j], dz = zi - w->rz[j];
+                    float d = h2 - (dx * dx + dy * dy + dz * dz);
+                    if (d > 0.0f)
+                        sum += d * d * d;
+                }
+        }
         wall_sum ws;
         wall_terms(w, xi, yi, zi, &ws);
-        w->rho[i] = m_poly6 * sum + rho0 * (1.0f - ws.inside);      /* eq. 3.5 plus the walls */
-        w->pr[i] = ts_sph_pressure(&w->eos, w->rho[i]);
+        float rho = m_poly6 * sum + rho0 * (1.0f - ws.inside);          /* eq. 3.5 plus the walls */
+        float p = ts_sph_pressure(&w->eos, rho);
+        w->rho[i] = rho;
+        w->pr[i] = p;
+        w->inv_rho[i] = 1.0f / rho;
+        w->P[i] = p / (rho * rho);
         w->wgx[i] = ws.g[0], w->wgy[i] = ws.g[1], w->wgz[i] = ws.g[2];
     }
 }
@@ -761,41 +815,110 @@ static inline void pair_acceleration(const pair_consts *c, float dx, float dy, f
     a[2] += press * grad * dz - visc * dvz;
 }
 
+#define NEIGHBOUR_BATCH 128
+
+/* Fluid neighbours of particle i found in range, with their squared distances. */
+typedef struct neighbour_batch {
+    int count;
+    uint32_t j[NEIGHBOUR_BATCH];
+    float r2[NEIGHBOUR_BATCH];
+} neighbour_batch;
+
+/* Forces from a batch of in-range fluid neighbours: pressure (eq. 3.16 for
+ * Mueller, the symmetric WCSPH form otherwise), viscosity (eq. 3.19) and
+ * artificial viscosity, and the colour field with its Laplacian (eqs.
+ * 3.21-3.22). The cheap distance test runs first over whole cell ranges; the
+ * heavy terms run only for real neighbours. */
+static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const neighbour_batch *nb, float acc[3],
+                        float n[3], float *lap)
+{
+    const float *x = w->x, *y = w->y, *z = w->z, *vx = w->vx, *vy = w->vy, *vz = w->vz;
+    const float *P = w->P, *pr = w->pr, *inv_rho = w->inv_rho, *rho = w->rho;
+    const float xi = x[i], yi = y[i], zi = z[i], vxi = vx[i], vyi = vy[i], vzi = vz[i];
+    const float Pi = P[i], p_i = pr[i], inv_rho_i = inv_rho[i], rho_i = rho[i];
+    const float h = c->h, h2 = c->h2, m = c->mass, spiky = c->spiky_grad, visc_coeff = c->mu * c->mass * c->visc_lap;
+    const float av = 2.0f * c->alpha_c_h, poly6_grad = c->poly6_grad, eps = 0.01f * h2;
+    const int muller = c->muller;
+    float ax = 0, ay = 0, az = 0, nx = 0, ny = 0, nz = 0, lp = 0;
+    for (int k = 0; k < nb->count; k++) {
+        const uint32_t j = nb->j[k];
+        const float r2 = nb->r2[k];
+        float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+        float r = sqrtf(r2), q = h - r;
+        float grad = spiky * q * q / r;                                 /* grad W_spiky / |x_ij|, eq. 3.30 */
+        float press = muller ? -0.5f * m * (p_i + pr[j]) * inv_rho_i * inv_rho[j] : -m * (Pi + P[j]);
+        float dvx = vxi - vx[j], dvy = vyi - vy[j], dvz = vzi - vz[j];
+        float vdotx = dvx * dx + dvy * dy + dvz * dz;
+        if (vdotx < 0.0f)                                               /* artificial viscosity */
+            press += av * m * vdotx / ((r2 + eps) * (rho_i + rho[j]));
+        float s = press * grad;
+        float visc = visc_coeff * q * inv_rho_i * inv_rho[j];           /* eq. 3.19, lap W_visc eq. 3.32 */
+        ax += s * dx - visc * dvx, ay += s * dy - visc * dvy, az += s * dz - visc * dvz;
+        float d = h2 - r2, vol = m * inv_rho[j];
+        float gw = vol * poly6_grad * d * d;                             /* eq. 3.21 */
+        nx += gw * dx, ny += gw * dy, nz += gw * dz;
+        lp += vol * poly6_grad * d * (3.0f * h2 - 7.0f * r2);           /* eq. 3.22 */
+    }
+    acc[0] += ax, acc[1] += ay, acc[2] += az;
+    n[0] += nx, n[1] += ny, n[2] += nz;
+    *lap += lp;
+}
+
+/* All fluid neighbours of particle i, in batches. */
+static void fluid_neighbour_forces(const ts_water *w, const pair_consts *c, size_t i, const ts_neighbor_ranges *r,
+                                   float acc[3], float n[3], float *lap)
+{
+    const float *x = w->x, *y = w->y, *z = w->z;
+    const float xi = x[i], yi = y[i], zi = z[i], h2 = c->h2;
+    neighbour_batch nb;
+    nb.count = 0;
+    for (int q = 0; q < r->n; q++)
+        for (uint32_t j = r->begin[q]; j < r->end[q]; j++) {
+            float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+            float r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < h2 && r2 > 1e-12f) {
+                nb.j[nb.count] = j;
+                nb.r2[nb.count] = r2;
+                if (++nb.count == NEIGHBOUR_BATCH) {
+                    fluid_batch(w, c, i, &nb, acc, n, lap);
+                    nb.count = 0;
+                }
+            }
+        }
+    fluid_batch(w, c, i, &nb, acc, n, lap);
+}
+
 static void compute_forces(ts_water *w)
 {
     const pair_consts c = make_pair_consts(w);
-    const ts_grid *g = &w->grid;
+    const ts_grid *g = &w->grid, *rg = &w->rgrid;
     const float gx = (float)w->p.gravity[0], gy = (float)w->p.gravity[1], gz = (float)w->p.gravity[2];
-    const float lap_coeff = c.poly6_grad, normal_threshold = 0.1f / c.h;
+    const float normal_threshold = 0.1f / c.h;
     const float wall_scale = w->p.muller ? 1.0f : 2.0f;
+    const int muller = w->p.muller;
     double a_max = 0.0;
     #pragma omp parallel for schedule(static) reduction(max : a_max)
     for (size_t i = 0; i < w->n; i++) {
-        const float xi = w->x[i], yi = w->y[i], zi = w->z[i], vxi = w->vx[i], vyi = w->vy[i], vzi = w->vz[i];
+        const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
         const float rho_i = w->rho[i], p_i = w->pr[i];
-        const float p_rigid = w->p.muller && p_i < 0.0f ? 0.0f : p_i;  /* eq. 3.35 */
         float a[3] = {0, 0, 0}, n[3] = {0, 0, 0}, lap = 0.0f;
         ts_neighbor_ranges r;
         ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
-        for (int q = 0; q < r.n; q++)
-            for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
-                uint32_t j = g->sorted[k];
-                float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
-                float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 >= c.h2 || j == i || r2 < 1e-12f)
-                    continue;
-                float rr = sqrtf(r2);
-                float dvx = vxi - w->vx[j], dvy = vyi - w->vy[j], dvz = vzi - w->vz[j];
-                if (j < w->n) {
-                    pair_acceleration(&c, dx, dy, dz, rr, dvx, dvy, dvz, rho_i, p_i, w->rho[j], w->pr[j], a);
-                    float d = c.h2 - r2, vol = c.mass / w->rho[j];
-                    float gw = vol * c.poly6_grad * d * d;               /* colour field gradient, eq. 3.21 */
-                    n[0] += gw * dx, n[1] += gw * dy, n[2] += gw * dz;
-                    lap += vol * lap_coeff * d * (3.0f * c.h2 - 7.0f * r2); /* its Laplacian, eq. 3.22 */
-                } else {
-                    pair_acceleration(&c, dx, dy, dz, rr, dvx, dvy, dvz, rho_i, p_rigid, rho_i, p_rigid, a);
+        fluid_neighbour_forces(w, &c, i, &r, a, n, &lap);
+        if (near_rigid(w, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */
+            const float p_rigid = muller && p_i < 0.0f ? 0.0f : p_i;
+            ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
+            for (int q = 0; q < r.n; q++)
+                for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+                    uint32_t j = rg->sorted[k];
+                    float dx = xi - w->rx[j], dy = yi - w->ry[j], dz = zi - w->rz[j];
+                    float r2 = dx * dx + dy * dy + dz * dz;
+                    if (r2 >= c.h2 || r2 < 1e-12f)
+                        continue;
+                    pair_acceleration(&c, dx, dy, dz, sqrtf(r2), w->vx[i] - w->rvx[j], w->vy[i] - w->rvy[j],
+                                      w->vz[i] - w->rvz[j], rho_i, p_rigid, rho_i, p_rigid, a);
                 }
-            }
+        }
         float pw = wall_scale * p_i / (rho_i * rho_i);                 /* walls: mirrored pressure */
         a[0] += pw * w->wgx[i], a[1] += pw * w->wgy[i], a[2] += pw * w->wgz[i];
         float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
@@ -820,24 +943,20 @@ static void compute_rigid_reactions(ts_water *w)
     const ts_grid *g = &w->grid;
     #pragma omp parallel for schedule(static)
     for (size_t b = 0; b < w->n_rigid; b++) {
-        size_t kb = w->n + b;
-        const float xb = w->x[kb], yb = w->y[kb], zb = w->z[kb];
+        const float xb = w->rx[b], yb = w->ry[b], zb = w->rz[b];
         float f[3] = {0, 0, 0};
         ts_neighbor_ranges r;
         ts_grid_neighbor_ranges(g, xb, yb, zb, &r);
         for (int q = 0; q < r.n; q++)
-            for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
-                uint32_t j = g->sorted[k];
-                if (j >= w->n)
-                    continue;
+            for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
                 float dx = w->x[j] - xb, dy = w->y[j] - yb, dz = w->z[j] - zb;
                 float r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 >= c.h2 || r2 < 1e-12f)
                     continue;
                 float p_j = w->p.muller && w->pr[j] < 0.0f ? 0.0f : w->pr[j];
                 float a[3] = {0, 0, 0};
-                pair_acceleration(&c, dx, dy, dz, sqrtf(r2), w->vx[j] - w->vx[kb], w->vy[j] - w->vy[kb],
-                                  w->vz[j] - w->vz[kb], w->rho[j], p_j, w->rho[j], p_j, a);
+                pair_acceleration(&c, dx, dy, dz, sqrtf(r2), w->vx[j] - w->rvx[b], w->vy[j] - w->rvy[b],
+                                  w->vz[j] - w->rvz[b], w->rho[j], p_j, w->rho[j], p_j, a);
                 f[0] -= c.mass * a[0], f[1] -= c.mass * a[1], f[2] -= c.mass * a[2]; /* action = -reaction */
             }
         w->rfx[b] = f[0], w->rfy[b] = f[1], w->rfz[b] = f[2];
@@ -1017,10 +1136,8 @@ static void integrate_bodies(ts_water *w, double dt)
         ts_rigid_clear_forces(&bd->rb);
         ts_vec3 g = ts_v3(w->p.gravity[0], w->p.gravity[1], w->p.gravity[2]);
         ts_rigid_add_force_at(&bd->rb, ts_v3_scale(g, bd->rb.mass), bd->rb.x);
-        for (size_t i = bd->first; i < bd->first + bd->count; i++) {  /* fixed order: deterministic */
-            size_t k = w->n + i;
-            ts_rigid_add_force_at(&bd->rb, ts_v3(w->rfx[i], w->rfy[i], w->rfz[i]), ts_v3(w->x[k], w->y[k], w->z[k]));
-        }
+        for (size_t i = bd->first; i < bd->first + bd->count; i++)  /* fixed order: deterministic */
+            ts_rigid_add_force_at(&bd->rb, ts_v3(w->rfx[i], w->rfy[i], w->rfz[i]), ts_v3(w->rx[i], w->ry[i], w->rz[i]));
         ts_rigid_integrate(&bd->rb, dt);
     }
     for (int it = 0; it < CONTACT_ITERATIONS; it++) {
@@ -1117,12 +1234,9 @@ static ts_status water_stable_dt(void *state, double *dt, ts_error *err)
 static ts_status water_step(void *state, double dt, double s_end, ts_error *err)
 {
     ts_water *w = state;
-    place_rigid_particles(w);
-    ts_status st = build_grid(w, err);
-    if (st == TS_OK && w->n_inflows > 0 && emit(w) > 0) {
-        place_rigid_particles(w); /* the rigid block moves up behind the new fluid */
-        st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n + w->n_rigid, w->h, w->domain, err);
-    }
+    ts_status st = build_grids(w, err);
+    if (st == TS_OK && w->n_inflows > 0 && emit(w) > 0)
+        st = build_grids(w, err); /* the new particles take their place in cell order */
     if (st != TS_OK)
         return st;
     compute_density(w);
