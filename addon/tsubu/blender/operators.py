@@ -24,6 +24,13 @@ def active_domain(context):
     return obj if role is not None and role.holds_settings else None
 
 
+def domain_settings(context):
+    """(schema, {parameter: value}) of the active domain."""
+    domain = active_domain(context)
+    s, _ = properties.role_of(domain)
+    return s, properties.read_group(getattr(domain.tsubu, properties.settings_attr(s.effect)), s.params)
+
+
 class TSUBU_OT_role_set(bpy.types.Operator):
     """Give the active object a part in a Tsubu effect"""
     bl_idname = "tsubu.role_set"
@@ -240,9 +247,7 @@ class TSUBU_OT_preset_save(bpy.types.Operator):
         return context.window_manager.invoke_props_dialog(self)
 
     def execute(self, context):
-        domain = active_domain(context)
-        s, _ = properties.role_of(domain)
-        values = properties.read_group(getattr(domain.tsubu, properties.settings_attr(s.effect)), s.params)
+        s, values = domain_settings(context)
         try:
             path = presets.save_user(s.effect, self.name, values, self.description)
         except (ValueError, OSError) as e:
@@ -292,9 +297,7 @@ class TSUBU_OT_preset_export(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
     def execute(self, context):
-        domain = active_domain(context)
-        s, _ = properties.role_of(domain)
-        values = properties.read_group(getattr(domain.tsubu, properties.settings_attr(s.effect)), s.params)
+        s, values = domain_settings(context)
         path = bpy.path.ensure_ext(self.filepath, ".json")
         try:
             presets.save(path, s.effect, self.name, values)

@@ -66,15 +66,22 @@ def points_node_group():
     return group
 
 
-def points_material():
-    mat = bpy.data.materials.get("Tsubu Particles")
+def principled_material(name, **inputs):
+    """A node material of that name (made once) with Principled BSDF inputs set by role (compat.principled_inputs)."""
+    mat = bpy.data.materials.get(name)
     if mat is None:
-        mat = bpy.data.materials.new("Tsubu Particles")
+        mat = bpy.data.materials.new(name)
         mat.use_nodes = True
         bsdf = mat.node_tree.nodes.get("Principled BSDF")
         if bsdf:
-            compat.principled_inputs(bsdf)["base_color"].default_value = (0.2, 0.45, 0.9, 1.0)
+            sockets = compat.principled_inputs(bsdf)
+            for role, value in inputs.items():
+                sockets[role].default_value = value
     return mat
+
+
+def points_material():
+    return principled_material("Tsubu Particles", base_color=(0.2, 0.45, 0.9, 1.0))
 
 
 def ensure_points_object(scene, domain, stream):
@@ -117,18 +124,8 @@ def set_mesh_points(mesh, frame, default_radius):
 
 def water_material():
     """Clear water for level-set surfaces: the renderer gives reflection, refraction and Fresnel."""
-    mat = bpy.data.materials.get("Tsubu Water")
-    if mat is None:
-        mat = bpy.data.materials.new("Tsubu Water")
-        mat.use_nodes = True
-        bsdf = mat.node_tree.nodes.get("Principled BSDF")
-        if bsdf:
-            sockets = compat.principled_inputs(bsdf)
-            sockets["base_color"].default_value = (0.8, 0.92, 1.0, 1.0)
-            sockets["roughness"].default_value = 0.02
-            sockets["ior"].default_value = 1.33
-            sockets["transmission"].default_value = 1.0
-    return mat
+    return principled_material("Tsubu Water", base_color=(0.8, 0.92, 1.0, 1.0), roughness=0.02, ior=1.33,
+                               transmission=1.0)
 
 
 def ensure_volume_objects(scene, domain, cache, stream, desc):
