@@ -1009,12 +1009,10 @@ static void project_out_of_walls(const ts_water *w, size_t i)
               rvz = w->vz[i] - (float)hit.velocity.z;
         float vn = rvx * (float)hit.normal.x + rvy * (float)hit.normal.y + rvz * (float)hit.normal.z;
         float tx = rvx - vn * (float)hit.normal.x, ty = rvy - vn * (float)hit.normal.y, tz = rvz - vn * (float)hit.normal.z;
-        if (vn > 0.0f)
-            vn = 0.0f;
-        float nvx = (float)hit.velocity.x + keep * tx, nvy = (float)hit.velocity.y + keep * ty,
-              nvz = (float)hit.velocity.z + keep * tz;
-        (void)vn;
-        w->vx[i] = nvx, w->vy[i] = nvy, w->vz[i] = nvz;
+        float away = vn > 0.0f ? vn : 0.0f; /* an approaching normal speed is taken away, a leaving one kept */
+        w->vx[i] = (float)hit.velocity.x + keep * tx + away * (float)hit.normal.x;
+        w->vy[i] = (float)hit.velocity.y + keep * ty + away * (float)hit.normal.y;
+        w->vz[i] = (float)hit.velocity.z + keep * tz + away * (float)hit.normal.z;
     }
     for (size_t b = 0; b < w->n_bodies; b++)
         project_out_of_body(w, &w->bodies[b], i);
