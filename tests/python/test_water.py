@@ -174,3 +174,19 @@ def test_bad_scenes_are_refused_before_baking(tmp_path):
         tsubu.bake(big, str(tmp_path / "big"))
     for name in ("outside", "big"):
         assert tsubu.Cache(str(tmp_path / name)).frames("fluid") == []
+
+
+def test_bodies_collide_and_stack_without_passing_through(tmp_path):
+    """Two stones dropped one above the other into shallow water: the upper lands on the
+    lower and stays above it; both end on the bottom of the tank."""
+    lower_lo, lower_hi = (0.15, 0.15, 0.05), (0.35, 0.35, 0.15)
+    upper_lo, upper_hi = (0.17, 0.17, 0.35), (0.33, 0.33, 0.45)
+    extra = [obj("Lower", "rigid", lower_lo, lower_hi, density=2500.0),
+             obj("Upper", "rigid", upper_lo, upper_hi, density=2500.0)]
+    cache = bake(tank(36, size=(0.5, 0.5, 0.6), depth=0.1, extra=extra), tmp_path)
+    last = cache.frames("rigid")[-1]
+    lower = body_points(cache, "Lower", last, lower_lo, lower_hi, n=8)
+    upper = body_points(cache, "Upper", last, upper_lo, upper_hi, n=8)
+    assert lower[:, 2].min() < 0.03  # on the bottom
+    assert upper[:, 2].min() > lower[:, 2].max() - 0.02, "the upper stone sank into the lower one"
+    assert upper[:, 2].min() > 0.08  # resting on it, not beside it on the floor
