@@ -7,6 +7,7 @@ bake, reports bad input by object name, and keys rigid transforms.
 Run: blender -b --factory-startup --python tests/blender/test_addon.py
  or: .venv/bpy-4.5/bin/python tests/blender/test_addon.py
 """
+import contextlib
 import math
 import os
 import sys
@@ -83,6 +84,27 @@ def test_roles_settings_and_presets():
         honey = os.path.join(harness.ROOT, "presets", "water", "honey.json")
         assert bpy.ops.tsubu.preset_apply(filepath=honey) == {"FINISHED"}
         assert math.isclose(settings.viscosity, 8.0) and math.isclose(settings.wall_friction, 0.9, rel_tol=1e-6)
+        # save, export and import presets through the operators (as the menu does, without dialogs)
+        os.environ["TSUBU_PRESET_PATH"] = os.path.join(TMP, "presets")
+        settings.viscosity = 2.5
+        assert bpy.ops.tsubu.preset_save(name="Thick") == {"FINISHED"}
+        from tsubu import presets
+        assert presets.load(presets.available("water")["Thick"])["parameters"]["viscosity"] == 2.5
+        shared = os.path.join(TMP, "shared.json")
+        assert bpy.ops.tsubu.preset_export(filepath=shared, name="Shared") == {"FINISHED"}
+        assert presets.load(shared)["name"] == "Shared"
+        assert bpy.ops.tsubu.preset_import(filepath=shared) == {"FINISHED"}
+        assert "Shared" in presets.available("water")
+        with open(shared, "w") as f:
+            f.write('{"tsubu_preset": 1, "effect": "water", "name": "Bad", "parameters": {"viscosity": -1}}')
+        try:
+            result = bpy.ops.tsubu.preset_import(filepath=shared)
+        except RuntimeError as e:  # the ERROR report, raised by bpy.ops in background mode
+            assert "viscosity" in str(e)
+        else:
+            assert result == {"CANCELLED"}
+        assert "Bad" not in presets.available("water")
+        del os.environ["TSUBU_PRESET_PATH"]
         assert bpy.ops.tsubu.role_clear() == {"FINISHED"} and domain.tsubu.role_id == ""
     finally:
         disable()
@@ -195,11 +217,22 @@ def bake_scene(folder):
     return domain, water, crate
 
 
-def test_bake_operator_runs_and_keys_transforms():
+@contextlib.contextmanager
+def fake_water_runner():
+    """The add-on enabled, with the bake driver's water runner swapped for the Python test runner."""
     enable()
     saved = dict(baking.RUNNERS)
     baking.RUNNERS["water"] = fake_runner.RUNNER
     try:
+        yield
+    finally:
+        baking.RUNNERS.clear()
+        baking.RUNNERS.update(saved)
+        disable()
+
+
+def test_bake_operator_runs_and_keys_transforms():
+    with fake_water_runner():
         domain, water, crate = bake_scene("bake")
         assert bpy.ops.tsubu.bake() == {"FINISHED"}, domain.tsubu.status
         assert domain.tsubu.status.startswith("Baked frames 1-6")
@@ -217,17 +250,10 @@ def test_bake_operator_runs_and_keys_transforms():
         make_active(domain)
         assert bpy.ops.tsubu.free() == {"FINISHED"}
         assert not cache.exists() and "Domain.points" not in bpy.data.objects
-    finally:
-        baking.RUNNERS.clear()
-        baking.RUNNERS.update(saved)
-        disable()
 
 
 def test_bad_input_is_reported_by_name():
-    enable()
-    saved = dict(baking.RUNNERS)
-    baking.RUNNERS["water"] = fake_runner.RUNNER
-    try:
+    with fake_water_runner():
         domain, water, crate = bake_scene("bad")
         water.data.polygons.foreach_set("select", [True] * len(water.data.polygons))
         import bmesh
@@ -248,10 +274,6 @@ def test_bad_input_is_reported_by_name():
         assert "Water" in message and "open" in message, message
         from tsubu.blender.export import cache_folder
         assert not os.path.exists(cache_folder(domain))
-    finally:
-        baking.RUNNERS.clear()
-        baking.RUNNERS.update(saved)
-        disable()
 
 
 def test_export_samples_animation():

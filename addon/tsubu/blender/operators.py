@@ -24,6 +24,18 @@ def active_domain(context):
     return obj if role is not None and role.holds_settings else None
 
 
+def run_reported(op, action):
+    """Run action() -> message; a ValueError or OSError becomes an ERROR report (CANCELLED),
+    success an INFO report with the message (FINISHED)."""
+    try:
+        message = action()
+    except (ValueError, OSError) as e:
+        op.report({"ERROR"}, str(e))
+        return {"CANCELLED"}
+    op.report({"INFO"}, message)
+    return {"FINISHED"}
+
+
 def domain_settings(context):
     """(schema, {parameter: value}) of the active domain."""
     domain = active_domain(context)
@@ -248,13 +260,8 @@ class TSUBU_OT_preset_save(bpy.types.Operator):
 
     def execute(self, context):
         s, values = domain_settings(context)
-        try:
-            path = presets.save_user(s.effect, self.name, values, self.description)
-        except (ValueError, OSError) as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
-        self.report({"INFO"}, f"Saved preset to {path}")
-        return {"FINISHED"}
+        return run_reported(self, lambda: "Saved preset to " +
+                            presets.save_user(s.effect, self.name, values, self.description))
 
 
 class TSUBU_OT_preset_import(bpy.types.Operator):
@@ -269,14 +276,12 @@ class TSUBU_OT_preset_import(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
     def execute(self, context):
-        try:
+        def import_preset():
             p = presets.load(self.filepath)
             path = presets.save_user(p["effect"], p["name"], p["parameters"], p["description"])
-        except (ValueError, OSError) as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
-        self.report({"INFO"}, f"Imported preset {p['name']} to {path}")
-        return {"FINISHED"}
+            return f"Imported preset {p['name']} to {path}"
+
+        return run_reported(self, import_preset)
 
 
 class TSUBU_OT_preset_export(bpy.types.Operator):
@@ -299,13 +304,7 @@ class TSUBU_OT_preset_export(bpy.types.Operator):
     def execute(self, context):
         s, values = domain_settings(context)
         path = bpy.path.ensure_ext(self.filepath, ".json")
-        try:
-            presets.save(path, s.effect, self.name, values)
-        except (ValueError, OSError) as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
-        self.report({"INFO"}, f"Exported preset to {path}")
-        return {"FINISHED"}
+        return run_reported(self, lambda: "Exported preset to " + presets.save(path, s.effect, self.name, values))
 
 
 CLASSES = (TSUBU_OT_role_set, TSUBU_OT_role_clear, TSUBU_OT_bake, TSUBU_OT_free, TSUBU_OT_preset_apply,
