@@ -33,6 +33,8 @@
 #include "sph.h"
 #include "../vdb/tsubu_vdb.h"
 
+#define NEIGHBOUR_LIST 64
+#define NEIGHBOUR_OVERFLOW 255
 #define BODY_RESTITUTION 0.1
 #define BODY_FRICTION 0.4
 #define CONTACT_ITERATIONS 4
@@ -81,6 +83,8 @@ struct ts_water {
     float *x, *y, *z, *vx, *vy, *vz;
     float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
     float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
+    uint32_t *nbr;               /* fluid neighbours found by the density pass, NEIGHBOUR_LIST per particle */
+    uint8_t *nbr_n;              /* how many (NEIGHBOUR_OVERFLOW: too many, search again) */
     uint32_t *id;
     float *scratch;              /* permutation buffer, swapped with the array it sorts */
     uint32_t *scratch_id;
@@ -273,6 +277,10 @@ static ts_status alloc_particles(ts_water *w, ts_error *err)
     for (size_t i = 0; i < sizeof rigid_arrays / sizeof *rigid_arrays && st == TS_OK; i++)
         st = alloc_floats(rigid_arrays[i], w->n_rigid, err);
     if (st == TS_OK) {
+        w->nbr = malloc((w->cap ? w->cap : 1) * NEIGHBOUR_LIST * sizeof *w->nbr);
+        w->nbr_n = calloc(w->cap ? w->cap : 1, 1);
+        if (!w->nbr || !w->nbr_n)
+            return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the neighbour lists of %zu particles", w->cap);
         w->id = calloc(w->cap ? w->cap : 1, sizeof *w->id);
         w->scratch_id = calloc(w->cap ? w->cap : 1, sizeof *w->scratch_id);
         w->rbody = calloc(w->n_rigid ? w->n_rigid : 1, sizeof *w->rbody);
@@ -534,6 +542,8 @@ void ts_water_destroy(ts_water *w)
         free(arrays[i]);
     free(w->id);
     free(w->scratch_id);
+    free(w->nbr);
+    free(w->nbr_n);
     free(w->cp);
     free(w->cp_id);
     free(w->rbody);
@@ -717,22 +727,8 @@ static inline int near_rigid(const ts_water *w, float x, float y, float z)
 
 /* --------------------------------------------------------------- density */
 
-/* sum over j in [b, e) of (h^2 - r^2)^3 for r < h: the poly6 sum of eq. 3.5,
- * branch-free so that it vectorises. */
-static float poly6_range(const float *x, const float *y, const float *z, uint32_t b, uint32_t e, float xi, float yi,
-                         float zi, float h2)
-{
-    float sum = 0.0f;
-    #pragma omp simd reduction(+ : sum)
-    for (uint32_t j = b; j < e; j++) {
-        float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
-        float d = h2 - (dx * dx + dy * dy + dz * dz);
-        d = d > 0.0f ? d : 0.0f;
-        sum += d * d * d;
-    }
-    return sum;
-}
-
+/* Density by eq. 3.5; the fluid neighbours found here (r < h) are kept for
+ * the force pass, which then skips the search (up to NEIGHBOUR_LIST each). */
 static void compute_density(ts_water *w)
 {
     const float h2 = w->h * w->h, m_poly6 = (float)(w->mass * w->k.poly6), rho0 = (float)w->p.rest_density;
@@ -744,8 +740,24 @@ static void compute_density(ts_water *w)
         ts_neighbor_ranges r;
         ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
         float sum = 0.0f;
+        uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
+        int count = 0, overflow = 0;
         for (int q = 0; q < r.n; q++)
-            sum += poly6_range(x, y, z, r.begin[q], r.end[q], xi, yi, zi, h2);
+            for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
+                float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+                float r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 >= h2)
+                    continue;
+                float d = h2 - r2;
+                sum += d * d * d;
+                if (r2 > 1e-12f) { /* kept for the force pass */
+                    if (count < NEIGHBOUR_LIST)
+                        list[count++] = j;
+                    else
+                        overflow = 1;
+                }
+            }
+        w->nbr_n[i] = overflow ? NEIGHBOUR_OVERFLOW : (uint8_t)count;
         if (near_rigid(w, xi, yi, zi)) { /* rigid particles count as liquid of the same mass, eq. 3.33 */
             ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
             for (int q = 0; q < r.n; q++)
@@ -904,7 +916,20 @@ static void compute_forces(ts_water *w)
         float a[3] = {0, 0, 0}, n[3] = {0, 0, 0}, lap = 0.0f;
         ts_neighbor_ranges r;
         ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
-        fluid_neighbour_forces(w, &c, i, &r, a, n, &lap);
+        if (w->nbr_n[i] != NEIGHBOUR_OVERFLOW) { /* the density pass's list */
+            neighbour_batch nb;
+            const uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
+            nb.count = w->nbr_n[i];
+            for (int k = 0; k < nb.count; k++) {
+                uint32_t j = list[k];
+                float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
+                nb.j[k] = j;
+                nb.r2[k] = dx * dx + dy * dy + dz * dz;
+            }
+            fluid_batch(w, &c, i, &nb, a, n, &lap);
+        } else {
+            fluid_neighbour_forces(w, &c, i, &r, a, n, &lap);
+        }
         if (near_rigid(w, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */
             const float p_rigid = muller && p_i < 0.0f ? 0.0f : p_i;
             ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
