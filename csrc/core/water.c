@@ -326,7 +326,7 @@ static ts_status add_body(ts_water *w, const ts_water_object *o, point_list *pts
                           ts_v3(o->angular_velocity[0], o->angular_velocity[1], o->angular_velocity[2]));
     size_t before = pts->n;
     pts->max_depth = w->h;
-    if ((st = fill_lattice(o, w->spacing, 0.25 * w->spacing, point_list_add, pts, err)) != TS_OK)
+    if ((st = fill_lattice(o, w->spacing, 0.5 * w->spacing, point_list_add, pts, err)) != TS_OK)
         return st;
     if (pts->n == before && !point_list_add(pts, (float)mp.centroid.x, (float)mp.centroid.y, (float)mp.centroid.z,
                                             0.0f))
@@ -350,7 +350,7 @@ static ts_status add_inflow(ts_water *w, const ts_water_object *o, ts_error *err
     inflow *f = &w->inflows[w->n_inflows];
     snprintf(f->name, sizeof f->name, "%s", o->name);
     point_list pts = {0};
-    ts_status st = fill_lattice(o, w->spacing, 0.25 * w->spacing, point_list_add, &pts, err);
+    ts_status st = fill_lattice(o, w->spacing, 0.5 * w->spacing, point_list_add, &pts, err);
     if (st != TS_OK) {
         point_list_free(&pts);
         return st;
@@ -437,7 +437,7 @@ static ts_status place_fluid(const ts_water *w, const ts_water_object *objects, 
             continue;
         for (int a = 0; a < 3; a++)
             fluid->velocity[a] = (float)objects[i].velocity[a];
-        st = fill_lattice(&objects[i], w->spacing, 0.25 * w->spacing, keep_fluid_point, &ff, err);
+        st = fill_lattice(&objects[i], w->spacing, 0.5 * w->spacing, keep_fluid_point, &ff, err);
     }
     ts_grid_free(&ff.rigid_grid);
     return st;
@@ -852,6 +852,7 @@ static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const
     const float av = 2.0f * c->alpha_c_h, poly6_grad = c->poly6_grad, eps = 0.01f * h2;
     const int muller = c->muller;
     float ax = 0, ay = 0, az = 0, nx = 0, ny = 0, nz = 0, lp = 0;
+    #pragma omp simd reduction(+ : ax, ay, az, nx, ny, nz, lp)
     for (int k = 0; k < nb->count; k++) {
         const uint32_t j = nb->j[k];
         const float r2 = nb->r2[k];
@@ -861,8 +862,8 @@ static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const
         float press = muller ? -0.5f * m * (p_i + pr[j]) * inv_rho_i * inv_rho[j] : -m * (Pi + P[j]);
         float dvx = vxi - vx[j], dvy = vyi - vy[j], dvz = vzi - vz[j];
         float vdotx = dvx * dx + dvy * dy + dvz * dz;
-        if (vdotx < 0.0f)                                               /* artificial viscosity */
-            press += av * m * vdotx / ((r2 + eps) * (rho_i + rho[j]));
+        float approach = vdotx < 0.0f ? vdotx : 0.0f;                   /* artificial viscosity */
+        press += av * m * approach / ((r2 + eps) * (rho_i + rho[j]));
         float s = press * grad;
         float visc = visc_coeff * q * inv_rho_i * inv_rho[j];           /* eq. 3.19, lap W_visc eq. 3.32 */
         ax += s * dx - visc * dvx, ay += s * dy - visc * dvy, az += s * dz - visc * dvz;
