@@ -852,7 +852,6 @@ static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const
     const float av = 2.0f * c->alpha_c_h, poly6_grad = c->poly6_grad, eps = 0.01f * h2;
     const int muller = c->muller;
     float ax = 0, ay = 0, az = 0, nx = 0, ny = 0, nz = 0, lp = 0;
-    #pragma omp simd reduction(+ : ax, ay, az, nx, ny, nz, lp)
     for (int k = 0; k < nb->count; k++) {
         const uint32_t j = nb->j[k];
         const float r2 = nb->r2[k];
