@@ -1,19 +1,20 @@
 /* water.c - SPH water with two-way rigid bodies (see water.h).
  *
  * One substep (step()):
- *   1. inflow objects top up their volume with new particles;
- *   2. rigid particles take their body's pose; all particles go into the
- *      neighbour grid (fluid kept in cell order for the cache);
- *   3. density of every fluid particle, eq. 3.5, with the wall weight Z(phi)
- *      of colliders and domain sides; pressure from the equation of state;
- *   4. acceleration of every fluid particle: pressure (eq. 3.16, or the
+ *   1. the fluid is sorted into grid-cell order (a cell range of the grid is
+ *      then an index range of the arrays); rigid particles take their body's
+ *      pose and get a grid of their own; inflow objects top up their volume;
+ *   2. density of every fluid particle, eq. 3.5, with the wall weight of
+ *      colliders and domain sides; pressure from the equation of state; the
+ *      neighbours found are kept for step 3;
+ *   3. acceleration of every fluid particle: pressure (eq. 3.16, or the
  *      symmetric WCSPH form), viscosity (eq. 3.19 and artificial viscosity),
  *      surface tension (eqs. 3.20-3.23), walls, gravity; rigid particles act
  *      with mirrored pressure (p_b = p_i, rho_b = rho_i; eq. 3.35 clamps
  *      pressure on rigid bodies at zero in Mueller's form);
- *   5. the reaction on each rigid particle (the same pair terms, negated),
+ *   4. the reaction on each rigid particle (the same pair terms, negated),
  *      summed per body in a fixed order into force and torque;
- *   6. leap-frog (eqs. 3.42-3.43: velocities live at half steps), walls
+ *   5. leap-frog (eqs. 3.42-3.43: velocities live at half steps), walls
  *      projected, bodies integrated (rigid.h) and their contacts resolved.
  * Every loop over particles is in gather form, so the results are the same
  * bytes whatever the number of threads.
@@ -900,6 +901,23 @@ static void fluid_neighbour_forces(const ts_water *w, const pair_consts *c, size
     fluid_batch(w, c, i, &nb, acc, n, lap);
 }
 
+/* The fluid neighbours the density pass listed for particle i. */
+static void listed_neighbour_forces(const ts_water *w, const pair_consts *c, size_t i, float acc[3], float n[3],
+                                    float *lap)
+{
+    const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
+    const uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
+    neighbour_batch nb;
+    nb.count = w->nbr_n[i];
+    for (int k = 0; k < nb.count; k++) {
+        uint32_t j = list[k];
+        float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
+        nb.j[k] = j;
+        nb.r2[k] = dx * dx + dy * dy + dz * dz;
+    }
+    fluid_batch(w, c, i, &nb, acc, n, lap);
+}
+
 static void compute_forces(ts_water *w)
 {
     const pair_consts c = make_pair_consts(w);
@@ -915,19 +933,10 @@ static void compute_forces(ts_water *w)
         const float rho_i = w->rho[i], p_i = w->pr[i];
         float a[3] = {0, 0, 0}, n[3] = {0, 0, 0}, lap = 0.0f;
         ts_neighbor_ranges r;
-        ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
-        if (w->nbr_n[i] != NEIGHBOUR_OVERFLOW) { /* the density pass's list */
-            neighbour_batch nb;
-            const uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
-            nb.count = w->nbr_n[i];
-            for (int k = 0; k < nb.count; k++) {
-                uint32_t j = list[k];
-                float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
-                nb.j[k] = j;
-                nb.r2[k] = dx * dx + dy * dy + dz * dz;
-            }
-            fluid_batch(w, &c, i, &nb, a, n, &lap);
-        } else {
+        if (w->nbr_n[i] != NEIGHBOUR_OVERFLOW) {
+            listed_neighbour_forces(w, &c, i, a, n, &lap);
+        } else { /* a crowd beyond the list: search again */
+            ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
             fluid_neighbour_forces(w, &c, i, &r, a, n, &lap);
         }
         if (near_rigid(w, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */

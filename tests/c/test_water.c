@@ -209,7 +209,38 @@ static void test_bad_input_named(void)
     CHECK(w == NULL);
 }
 
+/* Three Fluid objects on the same spot put three particles on every lattice
+ * site: each has about 3 x 26 neighbours, more than the density pass's list
+ * holds (64), so the force pass must search again (its other path). */
+static void test_crowded_liquid_uses_the_fallback_search(void)
+{
+    scene s;
+    make_scene(&s);
+    ts_water_object twice[3] = {s.objects[0], s.objects[0], s.objects[0]};
+    twice[1].name = "Water.001";
+    twice[2].name = "Water.002";
+    ts_water_params p = tank_params();
+    ts_water *w = NULL;
+    ts_error err;
+    CHECK(ts_water_create(&w, &p, twice, 3, &err) == TS_OK);
+    if (!w)
+        return;
+    char dir[] = "/tmp/tsubu-water-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    ts_frame_loop loop = {1, 3, 24.0, 400, dir, 1, NULL, NULL};
+    CHECK(ts_run_frames(&loop, &ts_water_ops, w, 1, &err) == TS_OK);
+    ts_water_stats st;
+    ts_water_get_stats(w, &st);
+    CHECK(st.fluid_particles > 0 && st.removed == 0 && isfinite(st.kinetic_energy));
+    CHECK(st.max_speed < 50.0); /* pushed apart hard, but not exploding */
+    ts_water_destroy(w);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 const test_case water_tests[] = {
+    {"water/crowded_liquid_fallback_search", test_crowded_liquid_uses_the_fallback_search},
     {"water/tank_bakes_thread_independent", test_tank_bakes_and_is_thread_independent},
     {"water/checkpoint_restores_exactly", test_checkpoint_restores_exactly},
     {"water/bad_input_named", test_bad_input_named},
