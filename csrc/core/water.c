@@ -805,27 +805,37 @@ static pair_consts make_pair_consts(const ts_water *w)
     return c;
 }
 
-/* Acceleration of particle i from neighbour j (pressure and viscosity), for
- * given densities and pressures. The same function gives the rigid reaction. */
-static inline void pair_acceleration(const pair_consts *c, float dx, float dy, float dz, float r, float dvx,
-                                     float dvy, float dvz, float rho_i, float p_i, float rho_j, float p_j, float a[3])
+/* What a pair term needs of one particle: density, pressure, p / rho^2, 1 / rho. */
+typedef struct sph_side {
+    float rho, p, P, inv_rho;
+} sph_side;
+
+static inline sph_side side_of(float rho, float p)
 {
-    float q = c->h - r;
-    float grad = c->spiky_grad * q * q / r;                   /* grad W_spiky = grad * (x_i - x_j), eq. 3.30 */
-    float press;
-    if (c->muller)
-        press = -c->mass * (p_i + p_j) / (2.0f * rho_i * rho_j);   /* eq. 3.16 divided by rho_i (eq. 3.14) */
-    else
-        press = -c->mass * (p_i / (rho_i * rho_i) + p_j / (rho_j * rho_j)); /* symmetric WCSPH */
-    float vdotx = dvx * dx + dvy * dy + dvz * dz;                   /* (v_i - v_j) . (x_i - x_j) */
-    if (vdotx < 0.0f && c->alpha_c_h > 0.0f) {                      /* artificial viscosity (Monaghan) */
-        float nu = 2.0f * c->alpha_c_h / (rho_i + rho_j);
-        press += c->mass * nu * vdotx / (r * r + 0.01f * c->h2);
-    }
-    float visc = c->mu * c->mass * c->visc_lap * q / (rho_i * rho_j);  /* eq. 3.19 / rho_i, lap W_visc eq. 3.32 */
-    a[0] += press * grad * dx - visc * dvx;
-    a[1] += press * grad * dy - visc * dvy;
-    a[2] += press * grad * dz - visc * dvz;
+    sph_side s = {rho, p, p / (rho * rho), 1.0f / rho};
+    return s;
+}
+
+/* Acceleration of particle i from neighbour j at squared distance r2 < h^2:
+ * pressure (eq. 3.16 divided by rho_i as in eq. 3.14 for Mueller, else the
+ * symmetric WCSPH form), Monaghan's artificial viscosity, and viscosity
+ * (eq. 3.19 with the Laplacian of eq. 3.32). The one pair function for
+ * fluid-fluid, fluid-rigid (mirrored sides) and the rigid reactions. */
+static inline void pair_acceleration(const pair_consts *c, float dx, float dy, float dz, float r2, float dvx,
+                                     float dvy, float dvz, sph_side si, sph_side sj, float a[3])
+{
+    float r = sqrtf(r2), q = c->h - r;
+    float grad = c->spiky_grad * q * q / r;                          /* grad W_spiky / |x_ij|, eq. 3.30 */
+    float press = c->muller ? -0.5f * c->mass * (si.p + sj.p) * si.inv_rho * sj.inv_rho
+                            : -c->mass * (si.P + sj.P);
+    float vdotx = dvx * dx + dvy * dy + dvz * dz;                    /* (v_i - v_j) . (x_i - x_j) */
+    if (vdotx < 0.0f)
+        press += 2.0f * c->alpha_c_h * c->mass * vdotx / ((r2 + 0.01f * c->h2) * (si.rho + sj.rho));
+    float visc = c->mu * c->mass * c->visc_lap * q * si.inv_rho * sj.inv_rho;
+    float s = press * grad;
+    a[0] += s * dx - visc * dvx;
+    a[1] += s * dy - visc * dvy;
+    a[2] += s * dz - visc * dvz;
 }
 
 #define NEIGHBOUR_BATCH 128
@@ -837,42 +847,27 @@ typedef struct neighbour_batch {
     float r2[NEIGHBOUR_BATCH];
 } neighbour_batch;
 
-/* Forces from a batch of in-range fluid neighbours: pressure (eq. 3.16 for
- * Mueller, the symmetric WCSPH form otherwise), viscosity (eq. 3.19) and
- * artificial viscosity, and the colour field with its Laplacian (eqs.
- * 3.21-3.22). The cheap distance test runs first over whole cell ranges; the
- * heavy terms run only for real neighbours. */
+/* Forces from a batch of in-range fluid neighbours (pair_acceleration) and
+ * the colour field with its Laplacian (eqs. 3.21-3.22) for surface tension. */
 static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const neighbour_batch *nb, float acc[3],
                         float n[3], float *lap)
 {
-    const float *x = w->x, *y = w->y, *z = w->z, *vx = w->vx, *vy = w->vy, *vz = w->vz;
-    const float *P = w->P, *pr = w->pr, *inv_rho = w->inv_rho, *rho = w->rho;
-    const float xi = x[i], yi = y[i], zi = z[i], vxi = vx[i], vyi = vy[i], vzi = vz[i];
-    const float Pi = P[i], p_i = pr[i], inv_rho_i = inv_rho[i], rho_i = rho[i];
-    const float h = c->h, h2 = c->h2, m = c->mass, spiky = c->spiky_grad, visc_coeff = c->mu * c->mass * c->visc_lap;
-    const float av = 2.0f * c->alpha_c_h, poly6_grad = c->poly6_grad, eps = 0.01f * h2;
-    const int muller = c->muller;
-    float ax = 0, ay = 0, az = 0, nx = 0, ny = 0, nz = 0, lp = 0;
+    const float xi = w->x[i], yi = w->y[i], zi = w->z[i], vxi = w->vx[i], vyi = w->vy[i], vzi = w->vz[i];
+    const sph_side si = {w->rho[i], w->pr[i], w->P[i], w->inv_rho[i]};
+    const float h2 = c->h2, m = c->mass, poly6_grad = c->poly6_grad;
+    float a[3] = {0, 0, 0}, nx = 0, ny = 0, nz = 0, lp = 0;
     for (int k = 0; k < nb->count; k++) {
         const uint32_t j = nb->j[k];
         const float r2 = nb->r2[k];
-        float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
-        float r = sqrtf(r2), q = h - r;
-        float grad = spiky * q * q / r;                                 /* grad W_spiky / |x_ij|, eq. 3.30 */
-        float press = muller ? -0.5f * m * (p_i + pr[j]) * inv_rho_i * inv_rho[j] : -m * (Pi + P[j]);
-        float dvx = vxi - vx[j], dvy = vyi - vy[j], dvz = vzi - vz[j];
-        float vdotx = dvx * dx + dvy * dy + dvz * dz;
-        float approach = vdotx < 0.0f ? vdotx : 0.0f;                   /* artificial viscosity */
-        press += av * m * approach / ((r2 + eps) * (rho_i + rho[j]));
-        float s = press * grad;
-        float visc = visc_coeff * q * inv_rho_i * inv_rho[j];           /* eq. 3.19, lap W_visc eq. 3.32 */
-        ax += s * dx - visc * dvx, ay += s * dy - visc * dvy, az += s * dz - visc * dvz;
-        float d = h2 - r2, vol = m * inv_rho[j];
-        float gw = vol * poly6_grad * d * d;                             /* eq. 3.21 */
+        const sph_side sj = {w->rho[j], w->pr[j], w->P[j], w->inv_rho[j]};
+        float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
+        pair_acceleration(c, dx, dy, dz, r2, vxi - w->vx[j], vyi - w->vy[j], vzi - w->vz[j], si, sj, a);
+        float d = h2 - r2, vol = m * sj.inv_rho;
+        float gw = vol * poly6_grad * d * d;                             /* colour field gradient, eq. 3.21 */
         nx += gw * dx, ny += gw * dy, nz += gw * dz;
-        lp += vol * poly6_grad * d * (3.0f * h2 - 7.0f * r2);           /* eq. 3.22 */
+        lp += vol * poly6_grad * d * (3.0f * h2 - 7.0f * r2);           /* its Laplacian, eq. 3.22 */
     }
-    acc[0] += ax, acc[1] += ay, acc[2] += az;
+    acc[0] += a[0], acc[1] += a[1], acc[2] += a[2];
     n[0] += nx, n[1] += ny, n[2] += nz;
     *lap += lp;
 }
@@ -940,7 +935,7 @@ static void compute_forces(ts_water *w)
             fluid_neighbour_forces(w, &c, i, &r, a, n, &lap);
         }
         if (near_rigid(w, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */
-            const float p_rigid = muller && p_i < 0.0f ? 0.0f : p_i;
+            const sph_side mirror = side_of(rho_i, muller && p_i < 0.0f ? 0.0f : p_i);
             ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
             for (int q = 0; q < r.n; q++)
                 for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
@@ -949,8 +944,8 @@ static void compute_forces(ts_water *w)
                     float r2 = dx * dx + dy * dy + dz * dz;
                     if (r2 >= c.h2 || r2 < 1e-12f)
                         continue;
-                    pair_acceleration(&c, dx, dy, dz, sqrtf(r2), w->vx[i] - w->rvx[j], w->vy[i] - w->rvy[j],
-                                      w->vz[i] - w->rvz[j], rho_i, p_rigid, rho_i, p_rigid, a);
+                    pair_acceleration(&c, dx, dy, dz, r2, w->vx[i] - w->rvx[j], w->vy[i] - w->rvy[j],
+                                      w->vz[i] - w->rvz[j], mirror, mirror, a);
                 }
         }
         float pw = wall_scale * p_i / (rho_i * rho_i);                 /* walls: mirrored pressure */
@@ -987,10 +982,10 @@ static void compute_rigid_reactions(ts_water *w)
                 float r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 >= c.h2 || r2 < 1e-12f)
                     continue;
-                float p_j = w->p.muller && w->pr[j] < 0.0f ? 0.0f : w->pr[j];
+                sph_side mirror = side_of(w->rho[j], w->p.muller && w->pr[j] < 0.0f ? 0.0f : w->pr[j]);
                 float a[3] = {0, 0, 0};
-                pair_acceleration(&c, dx, dy, dz, sqrtf(r2), w->vx[j] - w->rvx[b], w->vy[j] - w->rvy[b],
-                                  w->vz[j] - w->rvz[b], w->rho[j], p_j, w->rho[j], p_j, a);
+                pair_acceleration(&c, dx, dy, dz, r2, w->vx[j] - w->rvx[b], w->vy[j] - w->rvy[b],
+                                  w->vz[j] - w->rvz[b], mirror, mirror, a);
                 f[0] -= c.mass * a[0], f[1] -= c.mass * a[1], f[2] -= c.mass * a[2]; /* action = -reaction */
             }
         w->rfx[b] = f[0], w->rfy[b] = f[1], w->rfz[b] = f[2];
