@@ -92,36 +92,36 @@ def save_user(effect, name, parameters, description=""):
     return save(os.path.join(folder, slug(name) + ".json"), effect, name, parameters, description)
 
 
+def _files(effect):
+    """Every preset file of the effect, built-in folder first, then the user's."""
+    for folder in (builtin_folder(), user_folder()):
+        d = os.path.join(folder, effect) if folder else None
+        if d and os.path.isdir(d):
+            for entry in sorted(os.listdir(d)):
+                if entry.endswith(".json"):
+                    yield os.path.join(d, entry)
+
+
 def available(effect):
     """{name: path} of every preset for the effect; user presets shadow built-in ones.
     Files that fail to load are left out here; `problems()` reports them."""
     found = {}
-    for folder in (builtin_folder(), user_folder()):
-        d = os.path.join(folder, effect) if folder else None
-        if not d or not os.path.isdir(d):
+    for path in _files(effect):
+        try:
+            found[load(path)["name"]] = path
+        except (ValueError, OSError):
             continue
-        for entry in sorted(os.listdir(d)):
-            if entry.endswith(".json"):
-                path = os.path.join(d, entry)
-                try:
-                    found[load(path)["name"]] = path
-                except (ValueError, OSError):
-                    continue
     return found
 
 
 def problems(effect):
     """[(path, message)] for the effect's preset files that do not load."""
     bad = []
-    for folder in (builtin_folder(), user_folder()):
-        d = os.path.join(folder, effect) if folder else None
-        if d and os.path.isdir(d):
-            for entry in sorted(os.listdir(d)):
-                if entry.endswith(".json"):
-                    try:
-                        load(os.path.join(d, entry))
-                    except (ValueError, OSError) as e:
-                        bad.append((os.path.join(d, entry), str(e)))
+    for path in _files(effect):
+        try:
+            load(path)
+        except (ValueError, OSError) as e:
+            bad.append((path, str(e)))
     return bad
 
 
