@@ -8,17 +8,6 @@
 
 #include "../vdb/tsubu_vdb.h"
 
-ts_transform ts_transform_identity(void)
-{
-    ts_transform t = {{0, 0, 0}, {1, 0, 0, 0}};
-    return t;
-}
-
-ts_vec3 ts_transform_apply(ts_transform t, ts_vec3 p)
-{
-    return ts_v3_add(ts_quat_rotate(t.rotation, p), t.translation);
-}
-
 ts_status ts_collider_from_mesh(ts_collider *c, const char *name, const float *vertices, size_t vertex_count,
                                 const int32_t *triangles, size_t triangle_count, double voxel_size,
                                 double band_voxels, ts_error *err)
@@ -99,17 +88,9 @@ static int sample(const ts_collider *c, ts_vec3 p, float *distance, ts_vec3 *gra
     return 1;
 }
 
-static ts_transform interpolate(const ts_collider *c, double s)
-{
-    ts_transform t;
-    t.translation = ts_v3_add(ts_v3_scale(c->from.translation, 1.0 - s), ts_v3_scale(c->to.translation, s));
-    t.rotation = ts_quat_slerp(c->from.rotation, c->to.rotation, s);
-    return t;
-}
-
 int ts_collider_query(const ts_collider *c, double s, ts_vec3 p, ts_collider_hit *hit)
 {
-    ts_transform t = interpolate(c, s);
+    ts_transform t = ts_transform_lerp(c->from, c->to, s);
     ts_quat inv = ts_quat_conjugate(t.rotation);
     ts_vec3 rest = ts_quat_rotate(inv, ts_v3_sub(p, t.translation));
     ts_vec3 grad;
@@ -123,11 +104,6 @@ int ts_collider_query(const ts_collider *c, double s, ts_vec3 p, ts_collider_hit
     double len = ts_v3_length(grad);
     if (len > 0)
         hit->normal = ts_quat_rotate(t.rotation, ts_v3_scale(grad, 1.0 / len));
-    if (c->interval > 0) { /* velocity of the rest point carried by the motion: d/ds of T(s) rest */
-        const double ds = 1e-3;
-        double s0 = s - ds < 0 ? 0 : s - ds, s1 = s + ds > 1 ? 1 : s + ds;
-        ts_vec3 p0 = ts_transform_apply(interpolate(c, s0), rest), p1 = ts_transform_apply(interpolate(c, s1), rest);
-        hit->velocity = ts_v3_scale(ts_v3_sub(p1, p0), 1.0 / ((s1 - s0) * c->interval));
-    }
+    hit->velocity = ts_motion_point_velocity(c->from, c->to, c->interval, s, rest);
     return 1;
 }

@@ -14,12 +14,9 @@
 #include <stdint.h>
 
 #include "status.h"
+#include "motion.h"
 #include "vecmath.h"
 
-typedef struct ts_transform {
-    ts_vec3 translation;
-    ts_quat rotation;
-} ts_transform;
 
 typedef struct ts_collider {
     char name[64];
@@ -39,8 +36,6 @@ typedef struct ts_collider_hit {
     ts_vec3 velocity;        /* wall velocity at the query point, world */
 } ts_collider_hit;
 
-ts_transform ts_transform_identity(void);
-ts_vec3 ts_transform_apply(ts_transform t, ts_vec3 p);
 
 /* Build from a closed mesh (world coordinates at rest). `name` appears in
  * error messages. voxel_size sets the resolution; band_voxels how far

@@ -40,10 +40,6 @@
 #define BODY_FRICTION 0.4
 #define CONTACT_ITERATIONS 4
 
-typedef struct motion {
-    const double *rows; /* per frame: tx ty tz qw qx qy qz */
-    int frames;
-} motion;
 
 typedef struct body {
     char name[64];
@@ -60,14 +56,14 @@ typedef struct inflow {
     char name[64];
     float *sx, *sy, *sz;        /* emission sites, rest pose */
     size_t n;
-    motion m;
+    ts_motion m;
     float v[3];
     int start, end;
 } inflow;
 
 typedef struct collider_entry {
     ts_collider c;
-    motion m;
+    ts_motion m;
 } collider_entry;
 
 struct ts_water {
@@ -118,19 +114,6 @@ struct ts_water {
 };
 
 /* ------------------------------------------------------------------ set-up */
-
-static ts_transform motion_at(const motion *m, int index)
-{
-    if (!m->rows)
-        return ts_transform_identity();
-    if (index < 0)
-        index = 0;
-    if (index >= m->frames)
-        index = m->frames - 1;
-    const double *r = m->rows + 7 * (size_t)index;
-    ts_transform t = {ts_v3(r[0], r[1], r[2]), ts_quat_normalize((ts_quat){r[3], r[4], r[5], r[6]})};
-    return t;
-}
 
 static ts_status check_params(const ts_water_params *p, ts_error *err)
 {
@@ -640,8 +623,8 @@ static size_t emit(ts_water *w)
         const inflow *in = &w->inflows[f];
         if (next < in->start || next > in->end)
             continue;
-        ts_transform t0 = motion_at(&in->m, w->frame - w->p.frame_start);
-        ts_transform t1 = motion_at(&in->m, next - w->p.frame_start);
+        ts_transform t0 = ts_motion_at(&in->m, w->frame - w->p.frame_start);
+        ts_transform t1 = ts_motion_at(&in->m, next - w->p.frame_start);
         ts_transform t = {ts_v3_add(ts_v3_scale(t0.translation, 1.0 - w->s), ts_v3_scale(t1.translation, w->s)),
                           ts_quat_slerp(t0.rotation, t1.rotation, w->s)};
         ts_vec3 v = ts_quat_rotate(t.rotation, ts_v3(in->v[0], in->v[1], in->v[2]));
@@ -1232,7 +1215,7 @@ static ts_status water_begin_frame(void *state, int frame, double frame_dt, ts_e
     int i = frame - w->p.frame_start;
     for (size_t c = 0; c < w->n_colliders; c++) {
         collider_entry *e = &w->colliders[c];
-        ts_collider_set_motion(&e->c, motion_at(&e->m, i), motion_at(&e->m, i + 1), e->m.rows ? frame_dt : 0.0);
+        ts_collider_set_motion(&e->c, ts_motion_at(&e->m, i), ts_motion_at(&e->m, i + 1), e->m.rows ? frame_dt : 0.0);
     }
     return TS_OK;
 }

@@ -1,0 +1,61 @@
+/* contact.h - the spring-dashpot contact law shared by the granular solvers.
+ *
+ * Cundall & Strack's model as written in the sand paper's appendix A
+ * (../shared/papers/sand-dem-spattering-onoue-nishita.txt): a normal spring
+ * and dashpot on the overlap d_n, a tangential spring on the integrated
+ * sliding d_t (the contact's history) plus a dashpot, the tangential force
+ * capped by Coulomb's |F_t| <= mu |F_n| (eq. A-6). Spring and damping come
+ * from the pair's effective mass, a contact time t_c and a restitution e_n
+ * (eqs A-9 to A-11). Sand (element-element, element-object) and fracture
+ * (element contacts, projectiles) both call ts_contact_force; none has its
+ * own copy.
+ *
+ * One departure: the paper's c = -m_eff ln(e_n) / t_c (A-10) is half the
+ * damping of a linear oscillator whose rebound speed is e_n times its
+ * approach speed; we use c = -2 m_eff ln(e_n) / t_c so that e_n means what
+ * it says (tests/c/test_contact.c measures the rebound).
+ */
+#ifndef TSUBU_CONTACT_H
+#define TSUBU_CONTACT_H
+
+#include "vecmath.h"
+
+typedef struct ts_contact_law {
+    double contact_time;   /* t_c, seconds: how long a collision lasts */
+    double restitution;    /* e_n in (0, 1] */
+    double friction;       /* mu of eq. A-6 */
+} ts_contact_law;
+
+/* Stiffness k (eq. A-9) and damping c (A-10, see above) for effective mass m_eff. */
+void ts_contact_coefficients(const ts_contact_law *law, double m_eff, double *k, double *c);
+
+/* m_eff of eq. A-11; an infinite mass (inv = 0) on one side gives the other's mass. */
+static inline double ts_effective_mass(double inv_mass_1, double inv_mass_2)
+{
+    return 1.0 / (inv_mass_1 + inv_mass_2);
+}
+
+/* Relative velocity at the contact point, eq. A-1: of body 2 with respect to
+ * body 1, u_n the unit normal from 1 to 2, r1 and r2 the lever arms along it. */
+static inline ts_vec3 ts_contact_velocity(ts_vec3 v1, ts_vec3 w1, double r1, ts_vec3 v2, ts_vec3 w2, double r2,
+                                          ts_vec3 u_n)
+{
+    ts_vec3 spin = ts_v3_add(ts_v3_scale(w2, r2), ts_v3_scale(w1, r1));
+    return ts_v3_add(ts_v3_sub(v2, v1), ts_v3_cross(u_n, spin));
+}
+
+typedef struct ts_contact_result {
+    ts_vec3 force;      /* on body 1 from body 2 (eq. A-5) */
+    ts_vec3 tangential; /* its tangential part F_t, for the torque r1 u_n x F_t */
+} ts_contact_result;
+
+/* Force on body 1 from body 2 overlapping by d_n > 0 along u_n (from 1 to 2),
+ * v_c from ts_contact_velocity, over a step dt. d_t is the contact's
+ * tangential displacement (eq. A-4): zero for a new contact, updated in place
+ * (rotated into the current tangent plane, integrated, and shortened when the
+ * contact slides). Body 2 computing its own side with -u_n and -v_c gets
+ * exactly the opposite force. */
+ts_contact_result ts_contact_force(const ts_contact_law *law, double k, double c, double d_n, ts_vec3 u_n,
+                                   ts_vec3 v_c, double dt, ts_vec3 *d_t);
+
+#endif
