@@ -7,7 +7,9 @@
 
 A stream of kind "transforms" is a particle frame per frame with one row per
 rigid object (position, rotation as a w-x-y-z quaternion, id), the object
-names listed in the manifest. Every file is written atomically, so whatever
+names listed in the manifest. A stream of kind "heightfield" is a particle
+frame with one row per ground cell (x fastest; float "height"), its grid
+(nx, ny, x0, y0, cell) in the manifest. Every file is written atomically, so whatever
 is on disk is whole; the manifest's status says whether the bake finished.
 """
 import os
@@ -23,7 +25,7 @@ from .fileio import read_json, write_json
 MANIFEST = "manifest.json"
 FORMAT = "tsubu-cache"
 FORMAT_VERSION = 1
-KINDS = {"particles": "tspf", "transforms": "tspf", "volume": "vdb"}
+KINDS = {"particles": "tspf", "transforms": "tspf", "heightfield": "tspf", "volume": "vdb"}
 
 
 def version():
@@ -126,6 +128,15 @@ class Cache:
     def read_particles(self, stream, frame):
         return read_particles(frame_path(self.folder, stream, frame))
 
+    def read_heights(self, stream, frame):
+        """Heights (ny, nx) of a heightfield stream at a frame; row j is y0 + (j + 0.5) cell."""
+        grid = self.manifest()["streams"][stream]
+        f = self.read_particles(stream, frame)
+        if f.count != grid["nx"] * grid["ny"]:
+            raise CorruptFileError(f"{self.path(stream, frame)}: {f.count} heights for a {grid['nx']} x {grid['ny']} "
+                                   "grid; bake again")
+        return f["height"].reshape(grid["ny"], grid["nx"])
+
     def read_transforms(self, stream, frame):
         """{object name: 4x4 world matrix} at a frame of a transforms stream."""
         names = self.manifest()["streams"][stream]["objects"]
@@ -171,7 +182,7 @@ class Cache:
             frames = self.frames(stream)
             span = f"{frames[0]}-{frames[-1]}" if frames else "none"
             detail = ""
-            if frames and desc["kind"] in ("particles", "transforms"):
+            if frames and desc["kind"] in ("particles", "transforms", "heightfield"):
                 f = self.read_particles(stream, frames[-1])
                 cols = ", ".join(f"{k} {v.dtype}x{1 if v.ndim == 1 else v.shape[1]}" for k, v in f.attributes.items())
                 detail = f"; last frame {f.count} rows: {cols}"

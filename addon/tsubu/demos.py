@@ -7,7 +7,7 @@ import numpy as np
 
 from .baking import bake
 from .scene import SceneDescription, SceneObject
-from .shapes import box, open_box_walls
+from .shapes import box, grid_plane, open_box_walls, uv_sphere
 
 
 def _box_object(name, role, lo, hi, **params):
@@ -38,7 +38,29 @@ def water_scene(radius=0.015, frames=72):
     return SceneDescription("water", params, 1, frames, 24.0, 0, objects)
 
 
-DEMOS = {"water": water_scene}
+def _placed(name, role, mesh, centre, **params):
+    """A mesh around its own origin placed at `centre` by its matrix."""
+    v, t = mesh
+    m = np.eye(4)
+    m[:3, 3] = centre
+    return SceneObject(name, role, v, t, matrices=m[None], params=params)
+
+
+def sand_scene(cell=0.02, frames=48):
+    """A heavy ball dropped straight into a sand bed and a second ball thrown into it at a slant."""
+    bed = SceneObject("Sand", "bed", *grid_plane((-0.8, -0.5), (0.8, 0.5), 0.0, (16, 10)))
+    objects = [
+        bed,
+        _placed("Ball", "object", uv_sphere((0, 0, 0), 0.1, 12, 24), (-0.35, 0.0, 0.35), density=3000.0,
+                initial_velocity=(0.0, 0.0, -2.0)),
+        _placed("Thrown", "object", uv_sphere((0, 0, 0), 0.08, 12, 24), (0.05, 0.0, 0.3), density=3000.0,
+                initial_velocity=(2.5, 0.0, -2.0)),
+    ]
+    params = {"cell_size": cell, "element_radius": cell / 2, "noise": 0.002}
+    return SceneDescription("sand", params, 1, frames, 24.0, 0, objects)
+
+
+DEMOS = {"water": water_scene, "sand": sand_scene}
 
 
 def bake_demo(effect, out, progress=None):

@@ -27,3 +27,43 @@ def mesh_volume(v, t):
     """Volume enclosed by a closed triangle mesh (divergence theorem)."""
     a, b, c = v[t[:, 0]].astype(np.float64), v[t[:, 1]].astype(np.float64), v[t[:, 2]].astype(np.float64)
     return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+
+
+def uv_sphere(centre=(0, 0, 0), radius=1.0, rings=16, segments=32):
+    """A closed UV sphere wound outward: (vertices float32, triangles int32)."""
+    verts = [(0.0, 0.0, radius)]
+    for i in range(1, rings):
+        theta = np.pi * i / rings
+        for j in range(segments):
+            phi = 2 * np.pi * j / segments
+            verts.append((radius * np.sin(theta) * np.cos(phi), radius * np.sin(theta) * np.sin(phi),
+                          radius * np.cos(theta)))
+    verts.append((0.0, 0.0, -radius))
+    south = len(verts) - 1
+    tris = []
+    for j in range(segments):
+        tris.append((0, 1 + j, 1 + (j + 1) % segments))
+    for i in range(rings - 2):
+        a, b = 1 + i * segments, 1 + (i + 1) * segments
+        for j in range(segments):
+            k = (j + 1) % segments
+            tris += [(a + j, b + j, b + k), (a + j, b + k, a + k)]
+    last = 1 + (rings - 2) * segments
+    for j in range(segments):
+        tris.append((south, last + (j + 1) % segments, last + j))
+    v = np.asarray(verts, np.float64) + np.asarray(centre, np.float64)
+    return v.astype(np.float32), np.asarray(tris, np.int32)
+
+
+def grid_plane(lo, hi, z=0.0, divisions=(1, 1)):
+    """An open, upward-facing rectangle [lo, hi] at height z, split into a grid of quads."""
+    nx, ny = divisions
+    xs, ys = np.linspace(lo[0], hi[0], nx + 1), np.linspace(lo[1], hi[1], ny + 1)
+    gx, gy = np.meshgrid(xs, ys)
+    v = np.stack([gx.ravel(), gy.ravel(), np.full(gx.size, z)], axis=1).astype(np.float32)
+    tris = []
+    for j in range(ny):
+        for i in range(nx):
+            a = j * (nx + 1) + i
+            tris += [(a, a + 1, a + nx + 2), (a, a + nx + 2, a + nx + 1)]
+    return v, np.asarray(tris, np.int32)

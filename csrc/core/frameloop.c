@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -55,6 +56,31 @@ ts_status ts_output_particles(ts_frame_output *out, const char *stream, ts_frame
     f->frame = out->frame;
     f->time = out->time;
     return ts_cache_writer_submit(out->writer, path, f, err);
+}
+
+ts_status ts_output_transforms(ts_frame_output *out, const char *stream, size_t n, const ts_vec3 *position,
+                               const ts_quat *rotation, ts_error *err)
+{
+    float *pos = malloc((3 * n + 1) * sizeof *pos), *rot = malloc((4 * n + 1) * sizeof *rot);
+    uint32_t *id = malloc((n + 1) * sizeof *id);
+    ts_status st = pos && rot && id ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "out of memory writing '%s' of frame %d",
+                                                    stream, out->frame);
+    for (size_t b = 0; st == TS_OK && b < n; b++) {
+        pos[3 * b] = (float)position[b].x, pos[3 * b + 1] = (float)position[b].y, pos[3 * b + 2] = (float)position[b].z;
+        rot[4 * b] = (float)rotation[b].w, rot[4 * b + 1] = (float)rotation[b].x;
+        rot[4 * b + 2] = (float)rotation[b].y, rot[4 * b + 3] = (float)rotation[b].z;
+        id[b] = (uint32_t)b;
+    }
+    ts_frame t;
+    ts_frame_init(&t, out->frame, out->time, n);
+    if (st == TS_OK) st = ts_frame_add(&t, "position", TS_ATTR_F32, 3, pos, err);
+    if (st == TS_OK) st = ts_frame_add(&t, "rotation", TS_ATTR_F32, 4, rot, err);
+    if (st == TS_OK) st = ts_frame_add(&t, "id", TS_ATTR_U32, 1, id, err);
+    if (st == TS_OK) st = ts_output_particles(out, stream, &t, err); /* the writer copies the columns */
+    free(pos);
+    free(rot);
+    free(id);
+    return st;
 }
 
 ts_status ts_frame_loop_validate(const ts_frame_loop *loop, ts_error *err)

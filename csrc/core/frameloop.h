@@ -21,6 +21,7 @@
 
 #include "cache.h"
 #include "status.h"
+#include "vecmath.h"
 
 typedef struct ts_progress {
     int frame;          /* the frame being computed */
@@ -79,6 +80,11 @@ ts_status ts_output_path(char *buf, size_t size, const char *cache_dir, const ch
 ts_status ts_checkpoint_path(char *buf, size_t size, const char *cache_dir, ts_error *err);
 /* Create DIR/<stream> if missing. */
 ts_status ts_output_make_dir(const char *cache_dir, const char *stream, ts_error *err);
+/* Queue the poses of n objects (stream rows: position, rotation w x y z, id)
+ * - how every solver writes the transforms that become keyframes. */
+ts_status ts_output_transforms(ts_frame_output *out, const char *stream, size_t n, const ts_vec3 *position,
+                               const ts_quat *rotation, ts_error *err);
+
 /* Queue one particle frame of a stream for writing. */
 ts_status ts_output_particles(ts_frame_output *out, const char *stream, ts_frame *f, ts_error *err);
 

@@ -197,3 +197,10 @@ void ts_rigid_resolve_contact(ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double
     }
     ts_rigid_apply_impulse(b, J, point);
 }
+
+void ts_rigid_origin_pose(const ts_rigid_body *b, ts_vec3 origin_offset, ts_quat rotation0, ts_vec3 *position,
+                          ts_quat *rotation)
+{
+    *position = ts_v3_add(b->x, ts_quat_rotate(b->q, origin_offset));
+    *rotation = ts_quat_normalize(ts_quat_mul(b->q, rotation0));
+}

@@ -55,6 +55,11 @@ void ts_rigid_add_force_at(ts_rigid_body *b, ts_vec3 force, ts_vec3 world_point)
 /* Advance by dt with the accumulated force and torque (symplectic Euler on
  * momenta, midpoint exponential map on orientation). */
 void ts_rigid_integrate(ts_rigid_body *b, double dt);
+/* World pose of an object's origin carried by the body: origin_offset is
+ * the origin in the body frame, rotation0 the object's rotation at rest. */
+void ts_rigid_origin_pose(const ts_rigid_body *b, ts_vec3 origin_offset, ts_quat rotation0, ts_vec3 *position,
+                          ts_quat *rotation);
+
 double ts_rigid_kinetic_energy(const ts_rigid_body *b);
 
 /* Apply an impulse J (N s) at a world point: P += J, L += r x J. */

@@ -1313,27 +1313,17 @@ static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *
     free(pos);
     free(vel);
     if (st == TS_OK && w->n_bodies > 0) {
-        float *bp = malloc(3 * w->n_bodies * sizeof *bp), *bq = malloc(4 * w->n_bodies * sizeof *bq);
-        uint32_t *bid = malloc(w->n_bodies * sizeof *bid);
-        if (!bp || !bq || !bid)
+        ts_vec3 *origin = malloc(w->n_bodies * sizeof *origin);
+        ts_quat *rotation = malloc(w->n_bodies * sizeof *rotation);
+        if (!origin || !rotation)
             st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory writing frame %d", out->frame);
-        for (size_t b = 0; st == TS_OK && b < w->n_bodies; b++) {
-            const body *bd = &w->bodies[b];
-            ts_vec3 origin = ts_v3_add(bd->rb.x, ts_quat_rotate(bd->rb.q, bd->origin_offset));
-            ts_quat q = ts_quat_normalize(ts_quat_mul(bd->rb.q, bd->rotation0));
-            bp[3 * b] = (float)origin.x, bp[3 * b + 1] = (float)origin.y, bp[3 * b + 2] = (float)origin.z;
-            bq[4 * b] = (float)q.w, bq[4 * b + 1] = (float)q.x, bq[4 * b + 2] = (float)q.y, bq[4 * b + 3] = (float)q.z;
-            bid[b] = (uint32_t)b;
-        }
-        ts_frame t;
-        ts_frame_init(&t, out->frame, out->time, w->n_bodies);
-        if (st == TS_OK) st = ts_frame_add(&t, "position", TS_ATTR_F32, 3, bp, err);
-        if (st == TS_OK) st = ts_frame_add(&t, "rotation", TS_ATTR_F32, 4, bq, err);
-        if (st == TS_OK) st = ts_frame_add(&t, "id", TS_ATTR_U32, 1, bid, err);
-        if (st == TS_OK) st = ts_output_particles(out, "rigid", &t, err);
-        free(bp);
-        free(bq);
-        free(bid);
+        for (size_t b = 0; st == TS_OK && b < w->n_bodies; b++)
+            ts_rigid_origin_pose(&w->bodies[b].rb, w->bodies[b].origin_offset, w->bodies[b].rotation0, &origin[b],
+                                 &rotation[b]);
+        if (st == TS_OK)
+            st = ts_output_transforms(out, "rigid", w->n_bodies, origin, rotation, err);
+        free(origin);
+        free(rotation);
     }
     if (st == TS_OK && w->p.write_surface)
         st = write_surface(w, out, err);

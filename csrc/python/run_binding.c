@@ -109,3 +109,59 @@ int tsubu_dict_vec(PyObject *d, const char *key, double *out, int n)
     Py_DECREF(seq);
     return 0;
 }
+
+int tsubu_read_mesh(PyObject *d, PyObject *keep, tsubu_mesh_arrays *out)
+{
+    if (!PyDict_Check(d)) {
+        PyErr_SetString(PyExc_TypeError, "each object must be a dict");
+        return -1;
+    }
+    PyObject *name = PyDict_GetItemString(d, "name");
+    out->name = name ? PyUnicode_AsUTF8(name) : NULL;
+    if (!out->name) {
+        PyErr_SetString(PyExc_KeyError, "an object lacks its 'name'");
+        return -1;
+    }
+    const npy_intp d3[2] = {-1, 3}, d7[2] = {-1, 7};
+    PyArrayObject *v = tsubu_array(PyDict_GetItemString(d, "vertices"), NPY_FLOAT32, 2, d3, "vertices");
+    PyArrayObject *t = v ? tsubu_array(PyDict_GetItemString(d, "triangles"), NPY_INT32, 2, d3, "triangles") : NULL;
+    PyObject *motion_obj = PyDict_GetItemString(d, "motion");
+    int moving = motion_obj && motion_obj != Py_None;
+    PyArrayObject *m = t && moving ? tsubu_array(motion_obj, NPY_FLOAT64, 2, d7, "motion") : NULL;
+    int ok = v && t && (!moving || m);
+    PyArrayObject *all[3] = {v, t, m};
+    for (int i = 0; i < 3; i++)
+        if (all[i]) {
+            if (ok && PyList_Append(keep, (PyObject *)all[i]) < 0)
+                ok = 0;
+            Py_DECREF(all[i]);
+        }
+    if (!ok)
+        return -1;
+    out->vertices = PyArray_DATA(v);
+    out->vertex_count = (size_t)PyArray_DIM(v, 0);
+    out->triangles = PyArray_DATA(t);
+    out->triangle_count = (size_t)PyArray_DIM(t, 0);
+    out->motion = m ? PyArray_DATA(m) : NULL;
+    out->motion_frames = m ? (int)PyArray_DIM(m, 0) : 0;
+    return 0;
+}
+
+ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const char *cache_dir, int first_frame,
+                                   ts_error *err)
+{
+    char path[4096];
+    ts_frame cp;
+    ts_status st = ts_checkpoint_path(path, sizeof path, cache_dir, err);
+    if (st == TS_OK)
+        st = ts_frame_read(path, &cp, err);
+    if (st != TS_OK)
+        return st;
+    if (cp.frame != first_frame)
+        st = ts_fail(err, TS_ERR_CORRUPT, "%s: checkpoint of frame %d, expected %d; bake again from the start", path,
+                     (int)cp.frame, first_frame);
+    else
+        st = restore(state, &cp, err);
+    ts_frame_free(&cp);
+    return st;
+}

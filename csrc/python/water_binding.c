@@ -44,65 +44,25 @@ static int read_params(PyObject *d, ts_water_params *p)
 
 static int read_object(PyObject *d, ts_water_object *o, PyObject *keep)
 {
-    if (!PyDict_Check(d)) {
-        PyErr_SetString(PyExc_TypeError, "each object must be a dict");
-        return -1;
-    }
-    PyObject *name = PyDict_GetItemString(d, "name");
-    o->name = name ? PyUnicode_AsUTF8(name) : NULL;
-    if (!o->name) {
-        PyErr_SetString(PyExc_KeyError, "an object lacks its 'name'");
-        return -1;
-    }
+    tsubu_mesh_arrays mesh;
     int role;
-    if (tsubu_dict_int(d, "role", &role) || tsubu_dict_vec(d, "velocity", o->velocity, 3) ||
-        tsubu_dict_vec(d, "angular_velocity", o->angular_velocity, 3) || tsubu_dict_double(d, "density", &o->density) ||
-        tsubu_dict_int(d, "emit_start", &o->emit_start) || tsubu_dict_int(d, "emit_end", &o->emit_end) ||
-        tsubu_dict_vec(d, "origin", o->origin, 3) || tsubu_dict_vec(d, "rotation", o->rotation, 4))
+    if (tsubu_read_mesh(d, keep, &mesh) < 0 || tsubu_dict_int(d, "role", &role) ||
+        tsubu_dict_vec(d, "velocity", o->velocity, 3) || tsubu_dict_vec(d, "angular_velocity", o->angular_velocity, 3) ||
+        tsubu_dict_double(d, "density", &o->density) || tsubu_dict_int(d, "emit_start", &o->emit_start) ||
+        tsubu_dict_int(d, "emit_end", &o->emit_end) || tsubu_dict_vec(d, "origin", o->origin, 3) ||
+        tsubu_dict_vec(d, "rotation", o->rotation, 4))
         return -1;
     o->role = (ts_water_role)role;
-    const npy_intp d3[2] = {-1, 3}, d7[2] = {-1, 7};
-    PyArrayObject *v = tsubu_array(PyDict_GetItemString(d, "vertices"), NPY_FLOAT32, 2, d3, "vertices");
-    PyArrayObject *t = v ? tsubu_array(PyDict_GetItemString(d, "triangles"), NPY_INT32, 2, d3, "triangles") : NULL;
-    PyObject *motion_obj = PyDict_GetItemString(d, "motion");
-    PyArrayObject *m = NULL;
-    if (t && motion_obj && motion_obj != Py_None)
-        m = tsubu_array(motion_obj, NPY_FLOAT64, 2, d7, "motion");
-    int ok = v && t && (!motion_obj || motion_obj == Py_None || m);
-    PyArrayObject *all[3] = {v, t, m};
-    for (int i = 0; i < 3; i++)
-        if (all[i]) {
-            if (ok && PyList_Append(keep, (PyObject *)all[i]) < 0)
-                ok = 0;
-            Py_DECREF(all[i]);
-        }
-    if (!ok)
-        return -1;
-    o->vertices = PyArray_DATA(v);
-    o->vertex_count = (size_t)PyArray_DIM(v, 0);
-    o->triangles = PyArray_DATA(t);
-    o->triangle_count = (size_t)PyArray_DIM(t, 0);
-    o->motion = m ? PyArray_DATA(m) : NULL;
-    o->motion_frames = m ? (int)PyArray_DIM(m, 0) : 0;
+    o->name = mesh.name;
+    o->vertices = mesh.vertices, o->vertex_count = mesh.vertex_count;
+    o->triangles = mesh.triangles, o->triangle_count = mesh.triangle_count;
+    o->motion = mesh.motion, o->motion_frames = mesh.motion_frames;
     return 0;
 }
 
-static ts_status restore_checkpoint(ts_water *w, const char *cache_dir, int first_frame, ts_error *err)
+static ts_status restore_water(void *state, const ts_frame *cp, ts_error *err)
 {
-    char path[4096];
-    ts_frame cp;
-    ts_status st = ts_checkpoint_path(path, sizeof path, cache_dir, err);
-    if (st == TS_OK)
-        st = ts_frame_read(path, &cp, err);
-    if (st != TS_OK)
-        return st;
-    if (cp.frame != first_frame)
-        st = ts_fail(err, TS_ERR_CORRUPT, "%s: checkpoint of frame %d, expected %d; bake again from the start", path,
-                     (int)cp.frame, first_frame);
-    else
-        st = ts_water_restore(w, &cp, err);
-    ts_frame_free(&cp);
-    return st;
+    return ts_water_restore(state, cp, err);
 }
 
 static PyObject *stats_dict(const ts_water *w)
@@ -149,7 +109,7 @@ static PyObject *water_bake(PyObject *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     st = ts_water_create(&w, &p, objs, (size_t)n, &err);
     if (st == TS_OK && a.first_frame != a.frame_start)
-        st = restore_checkpoint(w, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
+        st = tsubu_restore_checkpoint(restore_water, w, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
     Py_END_ALLOW_THREADS
     if (st != TS_OK) {
         tsubu_raise(&err);

@@ -1,0 +1,144 @@
+"""Sand: objects dent, plough and spatter a sand bed (Onoue & Nishita).
+
+Paper: ../shared/papers/sand-dem-spattering-onoue-nishita.txt. The solver is
+csrc/core/sand.c; this module declares what a user can set and turns a scene
+description into the solver's input.
+"""
+import math
+
+import numpy as np
+
+from .. import _core
+from ..baking import Progress, Runner, register_runner
+from ..schema import Param, Role, Schema, register
+from ..transforms import relative_motion, rotation_quaternion
+
+PARAMS = (
+    Param("cell_size", "float", 0.02, "Side of a heightfield cell of the bed (the paper's unit length)", unit="m",
+          min=1e-4, max=100.0, group="Bed"),
+    Param("noise", "float", 0.0, "Amplitude of random bumps on the initial surface (§3.1)", unit="m", min=0.0,
+          max=100.0, group="Bed"),
+    Param("bulk_density", "float", 1600.0, "Density of the sand bed (dry sand about 1600)", unit="kg/m³", min=1.0,
+          max=30000.0, group="Bed"),
+    Param("element_radius", "float", 0.01, "Radius of a distinct element (DE) standing for many grains; half the "
+          "cell size is the paper's choice", unit="m", min=1e-5, max=100.0, group="Grains"),
+    Param("grains_per_element", "int", 30, "Airborne grains a DE splits into when it spatters (the paper: 30)",
+          min=1, max=1000, group="Grains"),
+    Param("friction", "float", 0.5, "Coulomb friction mu between elements and on objects (eq. A-6)", min=0.0,
+          max=10.0, group="Grains"),
+    Param("restitution", "float", 0.3, "Rebound speed / impact speed of a contact, e_n (eqs A-9, A-10)", min=0.01,
+          max=1.0, group="Grains"),
+    Param("contact_time", "float", 0.004, "Duration of a collision t_c (eq. A-9): shorter is stiffer and slower to "
+          "bake", unit="s", min=1e-6, max=10.0, group="Grains"),
+    Param("split_speed", "float", 0.3, "A DE that leaves the surface faster than this upward spatters into grains",
+          unit="m/s", min=1e-4, max=1000.0, group="Spatter"),
+    Param("split_gap", "float", 0.5, "Gap under a DE, in element radii, that makes it leave the surface", min=0.01,
+          max=100.0, group="Spatter", advanced=True),
+    Param("cone_angle", "float", 15.0, "Spread of the spattered grains' directions (half-angle of the cone)",
+          unit="°", min=0.0, max=90.0, group="Spatter"),
+    Param("dem_depth", "float", 0.0, "Depth of the moving layer below the surface; 0: half the object's height",
+          unit="m", min=0.0, max=1000.0, group="Region"),
+    Param("grow_force", "float", 3.0, "The DEM region grows where an edge DE is pushed by more than this many times "
+          "its weight", min=0.01, max=1e6, group="Region", advanced=True),
+    Param("rest_force", "float", 0.05, "DEs with net force below this many weights ...", min=0.0, max=100.0,
+          group="Region", advanced=True),
+    Param("rest_speed", "float", 0.005, "... and slower than this are not updated (§4.3.3 step 2)", unit="m/s",
+          min=0.0, max=100.0, group="Region", advanced=True),
+    Param("smoothing", "int", 2, "Smoothing passes of the rebuilt surface in the region (§4.4)", min=0, max=100,
+          group="Output"),
+    Param("gravity", "vector", (0.0, 0.0, -9.81), "Acceleration of gravity (Blender's Z is up)", unit="m/s²",
+          min=-1000.0, max=1000.0, group="World"),
+    Param("steps_per_contact", "float", 10.0, "Substeps per contact time: the step is t_c / this", min=2.0,
+          max=1000.0, group="Time", advanced=True),
+    Param("max_substeps", "int", 5000, "Upper bound of substeps per frame", min=1, max=100000, group="Time"),
+    Param("max_elements", "int", 2_000_000, "Memory budget: a bake that would need more DEs stops with a message",
+          min=1, max=200_000_000, group="Time", advanced=True),
+)
+
+MOTIONS = (
+    ("simulated", "Simulated", "A rigid body of its density, pushed and slowed by the sand"),
+    ("animated", "Animated", "Moved by its keyframes with infinite mass: ploughs and leaves footprints"),
+)
+
+ROLES = (
+    Role("bed", "Sand Bed", "The ground (a plane or a grid mesh whose heights shape the bed) and the holder of the "
+         "settings; it deforms as objects dent and plough it", needs_closed_mesh=False, max_count=1,
+         holds_settings=True),
+    Role("object", "Sand Object", "A closed mesh that hits the sand: simulated by its density, or animated", params=(
+        Param("motion", "enum", "simulated", "How the object moves", items=MOTIONS),
+        Param("density", "float", 2000.0, "Density of a simulated object", unit="kg/m³", min=1e-3, max=1e6),
+        Param("initial_velocity", "vector", (0.0, 0.0, 0.0), "Velocity at the start (a throw)", unit="m/s",
+              min=-1000.0, max=1000.0),
+        Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin at the start", unit="rad/s",
+              min=-1000.0, max=1000.0),
+    )),
+)
+
+SAND = register(Schema(
+    effect="sand",
+    label="Sand",
+    help="Objects dropped, thrown or dragged into a sand bed dent and plough it and spatter grains that fly and land.",
+    params=PARAMS,
+    roles=ROLES,
+    paper="sand-dem-spattering-onoue-nishita.txt",
+))
+
+
+def bed_grid(desc):
+    """The heightfield grid over the Sand Bed's extent seen from above: nx, ny, x0, y0, cell."""
+    v = desc.objects_with_role("bed")[0].world_vertices()
+    cell = desc.parameters["cell_size"]
+    lo, hi = v.min(axis=0).astype(np.float64), v.max(axis=0).astype(np.float64)
+    nx, ny = (int(math.floor((hi[a] - lo[a]) / cell + 1e-6)) for a in (0, 1))
+    return {"nx": nx, "ny": ny, "x0": float(lo[0]), "y0": float(lo[1]), "cell": float(cell)}
+
+
+def solver_input(desc):
+    """(settings, objects) for _core.sand_bake from a validated description."""
+    p = dict(desc.parameters)
+    grid = bed_grid(desc)
+    settings = {k: p[k] for k in ("cell_size", "noise", "bulk_density", "element_radius", "grains_per_element",
+                                  "friction", "restitution", "contact_time", "split_speed", "split_gap", "dem_depth",
+                                  "grow_force", "rest_force", "rest_speed", "smoothing", "gravity",
+                                  "steps_per_contact")}
+    settings.update(nx=grid["nx"], ny=grid["ny"], x0=grid["x0"], y0=grid["y0"],
+                    cone_angle=math.radians(p["cone_angle"]), max_elements=float(p["max_elements"]),
+                    seed=float(desc.seed))
+    objects = []
+    for o in desc.objects:
+        q = o.params
+        animated = q.get("motion") == "animated"
+        motion = relative_motion(o) if animated else None
+        if animated and motion is None:  # an animated object that does not move: a fixed, infinite mass
+            motion = np.array([[0, 0, 0, 1, 0, 0, 0]], np.float64)
+        objects.append({
+            "name": o.name, "role": 0 if o.role == "bed" else 1, "vertices": o.world_vertices(),
+            "triangles": o.triangles, "motion": motion, "density": q.get("density", 1.0),
+            "velocity": q.get("initial_velocity", [0.0, 0.0, 0.0]),
+            "angular_velocity": q.get("initial_angular_velocity", [0.0, 0.0, 0.0]),
+            "origin": o.matrix()[:3, 3].tolist(), "rotation": rotation_quaternion(o.matrix()[:3, :3]).tolist(),
+        })
+    return settings, objects
+
+
+def streams(desc):
+    out = {"ground": dict(kind="heightfield", object=desc.objects_with_role("bed")[0].name, **bed_grid(desc)),
+           "grains": {"kind": "particles"}}
+    names = [o.name for o in desc.objects_with_role("object")]
+    if names:
+        out["rigid"] = {"kind": "transforms", "objects": names}
+    return out
+
+
+def run(desc, cache, report, first_frame):
+    settings, objects = solver_input(desc)
+
+    def progress(frame, start, end, fraction):
+        return report(Progress(frame, start, end, fraction))
+
+    return _core.sand_bake(settings, objects, cache.folder, desc.frame_start, desc.frame_end, desc.fps,
+                           first_frame=first_frame, max_substeps=desc.parameters["max_substeps"],
+                           progress=progress)
+
+
+register_runner("sand", Runner(streams=streams, run=run))

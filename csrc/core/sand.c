@@ -1,0 +1,1467 @@
+/* sand.c - the sand effect (see sand.h for the method and its paper).
+ *
+ * State: the static heightfield `bed` (whole grid; inside the DEM region it
+ * is the floor the DEs rest on), the region mask, the DEs (double SoA, with
+ * per-DE contact histories in fixed slots, double-buffered so the force pass
+ * is a pure gather: same result for any thread count), the objects (rigid
+ * bodies or keyframed) with their span maps.
+ *
+ * One step:  objects' span maps -> neighbour grid -> forces (parallel, gather)
+ *            -> integrate DEs (parallel) and objects -> landing of airborne
+ *            grains, edges, region growth, splitting (serial, in index order).
+ */
+#include "sand.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact.h"
+#include "grid.h"
+#include "hsmap.h"
+#include "mesh.h"
+#include "motion.h"
+#include "rigid.h"
+#include "rng.h"
+#include "vecmath.h"
+
+#define MAX_CONTACTS 16      /* DE-DE contact histories kept per DE (FCC has 12 touching neighbours) */
+#define SOURCE_SLOTS 3       /* objects or the bed a DE touches at once, with history */
+#define NO_SOURCE (-1)
+#define MAX_SPAN_HITS 32     /* span contacts averaged per DE and source */
+#define GROW_RADIUS 2        /* columns added around a DE that pushes the region's edge */
+#define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
+#define FLAG_AIRBORNE 1u
+#define FLAG_SPLIT 2u       /* chosen to spatter in this step's column walk */
+
+typedef struct object {
+    char name[64];
+    int keyframed;
+    ts_rigid_body rb;
+    ts_motion motion;
+    ts_transform from, to;       /* keyframed: pose over the current frame interval */
+    double *rest;                /* vertices, body frame (about the centre of mass at rest) */
+    size_t vertex_count;
+    int32_t *triangles;
+    size_t triangle_count;
+    double *world;               /* vertices now */
+    ts_vec3 centroid0;           /* centre of mass at frame_start, world */
+    ts_vec3 origin_offset;       /* object origin - centroid, body frame */
+    ts_quat rotation0;
+    double height;               /* vertical size at rest, m */
+    ts_hsmap map;
+    ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
+} object;
+
+/* One DE's contact histories with other DEs and with sources (objects, the bed). */
+typedef struct contacts {
+    uint8_t *count;              /* DE-DE slots used */
+    uint32_t *partner;           /* MAX_CONTACTS per DE: partner ids */
+    double *d_t;                 /* MAX_CONTACTS x 3 per DE */
+    int16_t *source;             /* SOURCE_SLOTS per DE: object index, n_objects for the bed, NO_SOURCE */
+    double *source_d_t;          /* SOURCE_SLOTS x 3 per DE */
+} contacts;
+
+struct ts_sand {
+    ts_sand_params p;
+    ts_columns cols;
+    double *bed;                 /* static heights; the floor under the region */
+    uint8_t *region;             /* column is in the DEM region */
+    double *display;             /* rebuilt heights (double), then float for output */
+    float *display_f;
+    double *column_scratch;
+    size_t n_columns;
+
+    /* DEs */
+    size_t n, cap;
+    double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz, *r, *vol, *m;
+    double *fx, *fy, *fz, *tx, *ty, *tz;
+    uint32_t *id;
+    uint8_t *flags;
+    contacts c[2];               /* c[cur] read, c[!cur] written by the force pass */
+    int cur;
+    double *reaction;            /* per DE and object: force xyz, point xyz (serial sum after the pass) */
+    float *gx, *gy, *gz;         /* float positions for the grid */
+    ts_grid grid;
+    uint32_t *order;             /* scratch: DEs by column */
+    uint32_t *column_start, *column_fill;
+
+    object *objects;
+    size_t n_objects;
+
+    double K0, C0;               /* k / m_eff and c / m_eff of the contact law */
+    ts_contact_law law;
+    double element_volume0;      /* volume of a lattice DE, for grain sizes */
+    double depth;                /* DEM region depth, fixed at the first contact */
+    double volume_lost, peak_airborne;
+    uint32_t next_id;
+    int frame;
+    double frame_dt, s;
+    long steps;
+    size_t max_seen;
+    double *cp;                  /* checkpoint rows */
+    size_t cp_rows;
+};
+
+/* ------------------------------------------------------------------ checks */
+
+static int finite_positive(double v) { return isfinite(v) && v > 0.0; }
+
+static ts_status check_params(const ts_sand_params *p, ts_error *err)
+{
+    if (!finite_positive(p->cell_size))
+        return ts_fail(err, TS_ERR_INVALID, "cell_size must be a positive length (got %g)", p->cell_size);
+    if (p->nx < 2 || p->ny < 2 || (double)p->nx * p->ny > 4e7)
+        return ts_fail(err, TS_ERR_INVALID, "the sand bed grid is %d x %d cells; it needs 2-40M cells: change "
+                       "cell_size", p->nx, p->ny);
+    struct { const char *name; double v; } positive[] = {
+        {"element_radius", p->element_radius}, {"bulk_density", p->bulk_density},
+        {"contact_time", p->contact_time}, {"steps_per_contact", p->steps_per_contact},
+        {"split_speed", p->split_speed}, {"split_gap", p->split_gap}, {"grow_force", p->grow_force}};
+    for (size_t k = 0; k < sizeof positive / sizeof *positive; k++)
+        if (!finite_positive(positive[k].v))
+            return ts_fail(err, TS_ERR_INVALID, "%s must be positive (got %g)", positive[k].name, positive[k].v);
+    if (!(p->restitution > 0.0 && p->restitution <= 1.0))
+        return ts_fail(err, TS_ERR_INVALID, "restitution must be in (0, 1] (got %g)", p->restitution);
+    struct { const char *name; double v; } non_negative[] = {
+        {"friction", p->friction}, {"noise", p->noise}, {"dem_depth", p->dem_depth},
+        {"cone_angle", p->cone_angle}, {"rest_force", p->rest_force}, {"rest_speed", p->rest_speed},
+        {"gravity x", p->gravity[0] * p->gravity[0]}, {"gravity y", p->gravity[1] * p->gravity[1]},
+        {"gravity z", p->gravity[2] * p->gravity[2]}, {"x0", fabs(p->x0)}, {"y0", fabs(p->y0)}};
+    for (size_t k = 0; k < sizeof non_negative / sizeof *non_negative; k++)
+        if (!(isfinite(non_negative[k].v) && non_negative[k].v >= 0.0))
+            return ts_fail(err, TS_ERR_INVALID, "%s must be a finite number >= 0 (got %g)", non_negative[k].name,
+                           non_negative[k].v);
+    if (p->element_radius > 2.0 * p->cell_size || p->element_radius < 0.1 * p->cell_size)
+        return ts_fail(err, TS_ERR_INVALID, "element_radius (%g m) must be 0.1-2 x cell_size (%g m)",
+                       p->element_radius, p->cell_size);
+    if (p->grains_per_element < 1 || p->grains_per_element > 1000)
+        return ts_fail(err, TS_ERR_INVALID, "grains_per_element must be 1-1000 (got %d)", p->grains_per_element);
+    if (p->smoothing < 0 || p->smoothing > 100)
+        return ts_fail(err, TS_ERR_INVALID, "smoothing must be 0-100 passes (got %d)", p->smoothing);
+    if (p->max_elements < 1)
+        return ts_fail(err, TS_ERR_INVALID, "max_elements must be at least 1 (got %ld)", p->max_elements);
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------ memory */
+
+static ts_status grow_elements(ts_sand *s, size_t need, ts_error *err)
+{
+    if (need <= s->cap)
+        return TS_OK;
+    if (need > (size_t)s->p.max_elements)
+        return ts_fail(err, TS_ERR_NOMEM, "sand: the bake needs more than max_elements = %ld distinct elements; "
+                       "raise Max Elements, or use a larger element radius or a shallower DEM depth",
+                       s->p.max_elements);
+    size_t cap = s->cap ? 2 * s->cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    if (cap > (size_t)s->p.max_elements)
+        cap = (size_t)s->p.max_elements;
+    double **d[] = {&s->x, &s->y, &s->z, &s->vx, &s->vy, &s->vz, &s->wx, &s->wy, &s->wz, &s->r, &s->vol, &s->m,
+                    &s->fx, &s->fy, &s->fz, &s->tx, &s->ty, &s->tz};
+    int ok = 1;
+    for (size_t k = 0; k < sizeof d / sizeof *d; k++) {
+        double *q = realloc(*d[k], cap * sizeof **d[k]);
+        ok = ok && q;
+        if (q) *d[k] = q;
+    }
+    float **f[] = {&s->gx, &s->gy, &s->gz};
+    for (size_t k = 0; k < 3; k++) {
+        float *q = realloc(*f[k], cap * sizeof **f[k]);
+        ok = ok && q;
+        if (q) *f[k] = q;
+    }
+#define GROW(ptr, count) do { void *q_ = realloc((ptr), (count) * sizeof *(ptr)); ok = ok && q_; if (q_) (ptr) = q_; } while (0)
+    GROW(s->id, cap);
+    GROW(s->flags, cap);
+    GROW(s->order, cap);
+    GROW(s->reaction, cap * 6 * (s->n_objects + 1));
+    for (int b = 0; b < 2; b++) {
+        GROW(s->c[b].count, cap);
+        GROW(s->c[b].partner, cap * MAX_CONTACTS);
+        GROW(s->c[b].d_t, cap * MAX_CONTACTS * 3);
+        GROW(s->c[b].source, cap * SOURCE_SLOTS);
+        GROW(s->c[b].source_d_t, cap * SOURCE_SLOTS * 3);
+    }
+#undef GROW
+    if (!ok)
+        return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for %zu distinct elements", cap);
+    s->cap = cap;
+    return TS_OK;
+}
+
+/* Append a DE at rest with no contacts; returns its index. */
+static size_t add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double volume, uint8_t flags)
+{
+    size_t i = s->n++;
+    s->x[i] = p.x, s->y[i] = p.y, s->z[i] = p.z;
+    s->vx[i] = v.x, s->vy[i] = v.y, s->vz[i] = v.z;
+    s->wx[i] = s->wy[i] = s->wz[i] = 0.0;
+    s->r[i] = radius, s->vol[i] = volume, s->m[i] = volume * s->p.bulk_density;
+    s->id[i] = s->next_id++;
+    s->flags[i] = flags;
+    contacts *c = &s->c[s->cur];
+    c->count[i] = 0;
+    for (int k = 0; k < SOURCE_SLOTS; k++)
+        c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
+    if (s->n > s->max_seen)
+        s->max_seen = s->n;
+    return i;
+}
+
+/* Move DE `from` to slot `to` (compaction), with its contact histories. */
+static void move_element(ts_sand *s, size_t to, size_t from)
+{
+    double *d[] = {s->x, s->y, s->z, s->vx, s->vy, s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m};
+    for (size_t k = 0; k < sizeof d / sizeof *d; k++)
+        d[k][to] = d[k][from];
+    s->id[to] = s->id[from];
+    s->flags[to] = s->flags[from];
+    contacts *c = &s->c[s->cur];
+    c->count[to] = c->count[from];
+    memcpy(c->partner + to * MAX_CONTACTS, c->partner + from * MAX_CONTACTS, MAX_CONTACTS * sizeof *c->partner);
+    memcpy(c->d_t + to * MAX_CONTACTS * 3, c->d_t + from * MAX_CONTACTS * 3, MAX_CONTACTS * 3 * sizeof *c->d_t);
+    memcpy(c->source + to * SOURCE_SLOTS, c->source + from * SOURCE_SLOTS, SOURCE_SLOTS * sizeof *c->source);
+    memcpy(c->source_d_t + to * SOURCE_SLOTS * 3, c->source_d_t + from * SOURCE_SLOTS * 3,
+           SOURCE_SLOTS * 3 * sizeof *c->source_d_t);
+}
+
+/* ------------------------------------------------------------------ set-up */
+
+static ts_status add_object(object *ob, const ts_sand_object *o, ts_error *err)
+{
+    snprintf(ob->name, sizeof ob->name, "%s", o->name);
+    ts_status st = ts_mesh_check_closed(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, err);
+    if (st != TS_OK)
+        return st;
+    ts_mass_properties mp;
+    if ((st = ts_mesh_mass_properties(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, &mp,
+                                      err)) != TS_OK)
+        return st;
+    ob->keyframed = o->motion != NULL;
+    if (ob->keyframed) {
+        if (o->motion_frames < 1)
+            return ts_fail(err, TS_ERR_INVALID, "object '%s': its animation has no frames", o->name);
+        ob->motion.rows = o->motion;
+        ob->motion.frames = o->motion_frames;
+        memset(&ob->rb, 0, sizeof ob->rb);
+        ob->rb.q = ts_quat_identity();
+        ob->rb.kinematic = 1;
+    } else {
+        if (!finite_positive(o->density))
+            return ts_fail(err, TS_ERR_INVALID, "object '%s': density must be positive (got %g kg/m³)", o->name,
+                           o->density);
+        if ((st = ts_rigid_init(&ob->rb, &mp, o->density, o->name, err)) != TS_OK)
+            return st;
+        ts_rigid_set_velocity(&ob->rb, ts_v3(o->velocity[0], o->velocity[1], o->velocity[2]),
+                              ts_v3(o->angular_velocity[0], o->angular_velocity[1], o->angular_velocity[2]));
+    }
+    ob->rb.x = mp.centroid;
+    ob->centroid0 = mp.centroid;
+    ob->origin_offset = ts_v3_sub(ts_v3(o->origin[0], o->origin[1], o->origin[2]), mp.centroid);
+    ob->rotation0 = ts_quat_normalize((ts_quat){o->rotation[0], o->rotation[1], o->rotation[2], o->rotation[3]});
+    ob->vertex_count = o->vertex_count;
+    ob->triangle_count = o->triangle_count;
+    ob->rest = malloc(3 * o->vertex_count * sizeof *ob->rest);
+    ob->world = malloc(3 * o->vertex_count * sizeof *ob->world);
+    ob->triangles = malloc(3 * o->triangle_count * sizeof *ob->triangles);
+    if (!ob->rest || !ob->world || !ob->triangles)
+        return ts_fail(err, TS_ERR_NOMEM, "object '%s': out of memory", o->name);
+    double zlo = INFINITY, zhi = -INFINITY;
+    for (size_t k = 0; k < o->vertex_count; k++) {
+        for (int a = 0; a < 3; a++)
+            ob->rest[3 * k + a] = o->vertices[3 * k + a] - (a == 0 ? mp.centroid.x : a == 1 ? mp.centroid.y : mp.centroid.z);
+        zlo = fmin(zlo, o->vertices[3 * k + 2]), zhi = fmax(zhi, o->vertices[3 * k + 2]);
+    }
+    memcpy(ob->triangles, o->triangles, 3 * o->triangle_count * sizeof *ob->triangles);
+    ob->height = zhi - zlo;
+    ts_hsmap_init(&ob->map);
+    return TS_OK;
+}
+
+/* Diffusion between neighbouring masked columns (all when mask is NULL), in flux form so the sum of
+ * heights (the volume) is kept to rounding; `rate` 1/8 is stable. */
+static void smooth_heights(double *h, double *flux_sum, const uint8_t *mask, int nx, int ny, int passes)
+{
+    const double rate = 0.125;
+    size_t n = (size_t)nx * (size_t)ny;
+    for (int pass = 0; pass < passes; pass++) {
+        memset(flux_sum, 0, n * sizeof *flux_sum);
+        for (int j = 0; j < ny; j++)
+            for (int i = 0; i < nx; i++) {
+                size_t c = (size_t)i + (size_t)nx * j;
+                if (mask && !mask[c])
+                    continue;
+                if (i + 1 < nx && (!mask || mask[c + 1])) {
+                    double f = rate * (h[c] - h[c + 1]);
+                    flux_sum[c] -= f, flux_sum[c + 1] += f;
+                }
+                if (j + 1 < ny && (!mask || mask[c + (size_t)nx])) {
+                    double f = rate * (h[c] - h[c + (size_t)nx]);
+                    flux_sum[c] -= f, flux_sum[c + (size_t)nx] += f;
+                }
+            }
+        for (size_t c = 0; c < n; c++)
+            h[c] += flux_sum[c];
+    }
+}
+
+static void add_noise(ts_sand *s)
+{
+    if (s->p.noise <= 0.0)
+        return;
+    for (size_t c = 0; c < s->n_columns; c++)
+        s->bed[c] += s->p.noise * (2.0 * ts_rng_hash_uniform(s->p.seed, 0x5a4d, c) - 1.0);
+    /* white noise smoothed into bumps a few cells wide (volume kept) */
+    smooth_heights(s->bed, s->column_scratch, NULL, s->cols.nx, s->cols.ny, 4);
+}
+
+ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_object *objects, size_t count,
+                         ts_error *err)
+{
+    *out = NULL;
+    ts_status st = check_params(p, err);
+    if (st != TS_OK)
+        return st;
+    size_t grounds = 0;
+    for (size_t k = 0; k < count; k++)
+        grounds += objects[k].role == TS_SAND_GROUND;
+    if (grounds != 1)
+        return ts_fail(err, TS_ERR_INVALID, "the scene needs exactly one Sand Bed object (it has %zu)", grounds);
+    ts_sand *s = calloc(1, sizeof *s);
+    if (!s)
+        return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory");
+    *out = s;
+    s->p = *p;
+    s->cols = (ts_columns){p->x0, p->y0, p->cell_size, p->nx, p->ny};
+    s->n_columns = (size_t)p->nx * (size_t)p->ny;
+    s->bed = malloc(s->n_columns * sizeof *s->bed);
+    s->display = malloc(s->n_columns * sizeof *s->display);
+    s->column_scratch = malloc(s->n_columns * sizeof *s->column_scratch);
+    s->display_f = malloc(s->n_columns * sizeof *s->display_f);
+    s->region = calloc(s->n_columns, 1);
+    s->column_start = malloc((s->n_columns + 1) * sizeof *s->column_start);
+    s->column_fill = malloc(s->n_columns * sizeof *s->column_fill);
+    s->objects = calloc(count, sizeof *s->objects);
+    if (!s->bed || !s->display || !s->column_scratch || !s->display_f || !s->region || !s->column_start || !s->column_fill ||
+        !s->objects)
+        return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for a %d x %d bed", p->nx, p->ny);
+    ts_grid_init(&s->grid);
+    for (size_t k = 0; k < count; k++) {
+        const ts_sand_object *o = &objects[k];
+        if (o->role == TS_SAND_GROUND) {
+            if (!o->vertex_count || !o->triangle_count)
+                return ts_fail(err, TS_ERR_INVALID, "Sand Bed '%s' has no faces; give it a grid or a plane", o->name);
+            char what[96];
+            snprintf(what, sizeof what, "Sand Bed '%s'", o->name);
+            if ((st = ts_columns_top_surface(&s->cols, o->vertices, o->vertex_count, o->triangles, o->triangle_count,
+                                             what, s->bed, err)) != TS_OK)
+                return st;
+        } else if (o->role == TS_SAND_OBJECT) {
+            if ((st = add_object(&s->objects[s->n_objects++], o, err)) != TS_OK)
+                return st;
+        } else {
+            return ts_fail(err, TS_ERR_INVALID, "object '%s': unknown role %d", o->name, (int)o->role);
+        }
+    }
+    add_noise(s);
+    for (size_t k = 0; k < s->n_objects; k++) { /* an object must start above the sand */
+        object *ob = &s->objects[k];
+        for (size_t v = 0; v < ob->vertex_count; v++) {
+            int i, j;
+            double x = ob->rest[3 * v] + ob->rb.x.x, y = ob->rest[3 * v + 1] + ob->rb.x.y;
+            double z = ob->rest[3 * v + 2] + ob->rb.x.z;
+            if (ts_columns_index(&s->cols, x, y, &i, &j) && z < s->bed[i + (size_t)p->nx * j] - 1e-9)
+                return ts_fail(err, TS_ERR_INVALID, "object '%s' starts below the sand surface (a vertex at z = %.4g m "
+                               "under a surface at %.4g m); move it above the Sand Bed at the first frame", ob->name,
+                               z, s->bed[i + (size_t)p->nx * j]);
+        }
+    }
+    s->law = (ts_contact_law){p->contact_time, p->restitution, p->friction};
+    ts_contact_coefficients(&s->law, 1.0, &s->K0, &s->C0);
+    s->element_volume0 = 4.0 * M_SQRT2 * pow(p->element_radius, 3); /* FCC: (2r)^2 per DE per layer, layers sqrt(2) r apart */
+    s->next_id = 0;
+    if ((st = grow_elements(s, 1, err)) != TS_OK)
+        return st;
+    s->frame = p->frame_start;
+    return TS_OK;
+}
+
+void ts_sand_destroy(ts_sand *s)
+{
+    if (!s)
+        return;
+    for (size_t k = 0; k < s->n_objects; k++) {
+        free(s->objects[k].rest);
+        free(s->objects[k].world);
+        free(s->objects[k].triangles);
+        ts_hsmap_free(&s->objects[k].map);
+    }
+    free(s->objects);
+    void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch, s->x, s->y, s->z, s->vx, s->vy,
+                   s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m, s->fx, s->fy, s->fz, s->tx, s->ty, s->tz, s->id,
+                   s->flags, s->reaction, s->gx, s->gy, s->gz, s->order, s->column_start, s->column_fill, s->cp};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        free(all[k]);
+    for (int b = 0; b < 2; b++) {
+        free(s->c[b].count);
+        free(s->c[b].partner);
+        free(s->c[b].d_t);
+        free(s->c[b].source);
+        free(s->c[b].source_d_t);
+    }
+    ts_grid_free(&s->grid);
+    free(s);
+}
+
+/* ------------------------------------------------------------ the heights */
+
+static inline size_t column_of(const ts_sand *s, double x, double y, int *inside)
+{
+    int i, j;
+    *inside = ts_columns_index(&s->cols, x, y, &i, &j);
+    return (size_t)i + (size_t)s->cols.nx * (size_t)j;
+}
+
+static int resting_on_object(const ts_sand *s, size_t i);
+
+/* §4.4 rebuild, volume-exact: each column shows the bed plus the volume of
+ * the ground DEs over it (spread over the 2 x 2 nearest column centres),
+ * then smoothing within the region. Airborne grains and DEs resting on
+ * objects are not part of the ground. */
+static void rebuild_display(ts_sand *s)
+{
+    const double area = s->p.cell_size * s->p.cell_size;
+    const int nx = s->cols.nx, ny = s->cols.ny;
+    memcpy(s->display, s->bed, s->n_columns * sizeof *s->display);
+    for (size_t i = 0; i < s->n; i++) {
+        if ((s->flags[i] & FLAG_AIRBORNE) || resting_on_object(s, i))
+            continue;
+        double fx = (s->x[i] - s->cols.x0) / s->cols.cell - 0.5, fy = (s->y[i] - s->cols.y0) / s->cols.cell - 0.5;
+        int i0 = (int)floor(fx), j0 = (int)floor(fy);
+        double ax = fx - i0, ay = fy - j0, h = s->vol[i] / area;
+        for (int b = 0; b < 2; b++)
+            for (int a = 0; a < 2; a++) {
+                int ci = i0 + a < 0 ? 0 : (i0 + a >= nx ? nx - 1 : i0 + a);
+                int cj = j0 + b < 0 ? 0 : (j0 + b >= ny ? ny - 1 : j0 + b);
+                double w = (a ? ax : 1.0 - ax) * (b ? ay : 1.0 - ay);
+                s->display[(size_t)ci + (size_t)nx * cj] += w * h;
+            }
+    }
+    smooth_heights(s->display, s->column_scratch, s->region, nx, ny, s->p.smoothing);
+    for (size_t c = 0; c < s->n_columns; c++)
+        s->display_f[c] = (float)s->display[c];
+}
+
+const float *ts_sand_heights(ts_sand *s)
+{
+    rebuild_display(s);
+    return s->display_f;
+}
+
+/* -------------------------------------------------------- the DEM region */
+
+/* Would a DE at offset (dx, dy) in column (i, j) reach into a neighbour
+ * column that stays bed (not in the region, nor being converted)? The bed's
+ * side there is a wall: a DE placed through it would be thrown out. */
+static int touches_static_side(const ts_sand *s, int i, int j, double dx, double dy, double r)
+{
+    const double cell = s->p.cell_size;
+    const int step[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+    const double dist[4] = {dx, cell - dx, dy, cell - dy}; /* a DE just touching the side (to rounding) is fine */
+    for (int e = 0; e < 4; e++) {
+        int u = i + step[e][0], v = j + step[e][1];
+        if (dist[e] >= r * (1.0 - 1e-9) || u < 0 || v < 0 || u >= s->cols.nx || v >= s->cols.ny)
+            continue;
+        if (!s->region[(size_t)u + (size_t)s->cols.nx * v])
+            return 1;
+    }
+    return 0;
+}
+
+/* Is a new DE at p clear of the DEs already there (the grid is current)? */
+static int site_is_free(const ts_sand *s, ts_vec3 p, double r)
+{
+    ts_neighbor_ranges nr;
+    ts_grid_neighbor_ranges(&s->grid, (float)p.x, (float)p.y, (float)p.z, &nr);
+    for (int q = 0; q < nr.n; q++)
+        for (uint32_t k = nr.begin[q]; k < nr.end[q]; k++) {
+            uint32_t j = s->grid.sorted[k];
+            double dx = s->x[j] - p.x, dy = s->y[j] - p.y, dz = s->z[j] - p.z, rr = 0.95 * (r + s->r[j]);
+            if (dx * dx + dy * dy + dz * dz < rr * rr)
+                return 0;
+        }
+    return 1;
+}
+
+static ts_status build_grid(ts_sand *s, ts_error *err);
+
+/* §4.2: turn the columns marked 2 in s->region into DEs, the sand between
+ * each column's surface and the floor `depth` below shared equally among
+ * the new DEs (volume exact); marks become 1. The DEs sit in an FCC lattice
+ * seen along a cube axis turned by 45 degrees: square layers of touching
+ * spheres (spacing 2r, aligned with the bed's cells) stacked sqrt(2) r
+ * apart, each layer in the hollows of the one below. Aligned so, the lower
+ * layers reach the region's edges and the upper ones rest on four DEs even
+ * there, so a fresh region does not crumble at its sides. Each column's
+ * layers start on its floor, and no DE is placed into one already there. */
+static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int j1, ts_error *err)
+{
+    const double r = s->p.element_radius, cell = s->p.cell_size, layer = M_SQRT2 * r;
+    const int nx = s->cols.nx;
+    ts_status st = build_grid(s, err);
+    if (st != TS_OK)
+        return st;
+    double volume = 0.0;
+    size_t first = s->n;
+    for (int j = j0; j <= j1; j++)
+        for (int i = i0; i <= i1; i++) {
+            size_t c = (size_t)i + (size_t)nx * j;
+            if (s->region[c] != 2)
+                continue;
+            double top = s->bed[c], floor_z = top - s->depth;
+            double xa = s->cols.x0 + i * cell, ya = s->cols.y0 + j * cell;
+            for (long k = 0; floor_z + r + k * layer + r <= top; k++) {
+                double shift = (k & 1) ? r : 0.0, z = floor_z + r + k * layer;
+                long la = (long)ceil((xa - s->cols.x0 - r - shift) / (2 * r));
+                long ma = (long)ceil((ya - s->cols.y0 - r - shift) / (2 * r));
+                for (long m = ma;; m++) {
+                    double y = s->cols.y0 + r + shift + 2 * r * m;
+                    if (y >= ya + cell)
+                        break;
+                    for (long l = la;; l++) {
+                        double x = s->cols.x0 + r + shift + 2 * r * l;
+                        if (x >= xa + cell)
+                            break;
+                        ts_vec3 site = ts_v3(x, y, z);
+                        if (x < xa || y < ya || touches_static_side(s, i, j, x - xa, y - ya, r) ||
+                            !site_is_free(s, site, r))
+                            continue;
+                        if ((st = grow_elements(s, s->n + 1, err)) != TS_OK)
+                            return st;
+                        add_element(s, site, ts_v3(0, 0, 0), r, 0.0, 0);
+                    }
+                }
+            }
+            s->region[c] = 3; /* converted in this call */
+            s->column_scratch[c] = top;
+            volume += (top - floor_z) * cell * cell; /* the column's sand now lives in the new DEs */
+            s->bed[c] = floor_z;
+        }
+    size_t added = s->n - first;
+    for (int j = j0; j <= j1; j++) /* no room for any DE: the columns stay bed, to be tried again */
+        for (int i = i0; i <= i1; i++) {
+            size_t c = (size_t)i + (size_t)nx * j;
+            if (s->region[c] == 3) {
+                s->region[c] = added ? 1 : 0;
+                if (!added)
+                    s->bed[c] = s->column_scratch[c];
+            }
+        }
+    for (size_t k = first; k < s->n; k++) {
+        s->vol[k] = volume / (double)added;
+        s->m[k] = s->vol[k] * s->p.bulk_density;
+    }
+    return TS_OK;
+}
+
+/* Mark the columns within `radius` of (ci, cj) that are not yet in the region. */
+static int mark_around(ts_sand *s, int ci, int cj, int radius, int box[4])
+{
+    int marked = 0;
+    for (int j = cj - radius; j <= cj + radius; j++)
+        for (int i = ci - radius; i <= ci + radius; i++) {
+            if (i < 0 || j < 0 || i >= s->cols.nx || j >= s->cols.ny)
+                continue;
+            size_t c = (size_t)i + (size_t)s->cols.nx * j;
+            if (s->region[c])
+                continue;
+            s->region[c] = 2;
+            marked = 1;
+            if (i < box[0]) box[0] = i;
+            if (j < box[1]) box[1] = j;
+            if (i > box[2]) box[2] = i;
+            if (j > box[3]) box[3] = j;
+        }
+    return marked;
+}
+
+/* §4.1: an object whose underside reaches the sand outside the region gets
+ * a region over its footprint (plus a margin) - the first contact places the
+ * DEs, later contacts (a dragged object) extend them. */
+static ts_status place_under_objects(ts_sand *s, ts_error *err)
+{
+    for (size_t k = 0; k < s->n_objects; k++) {
+        object *ob = &s->objects[k];
+        const ts_hsmap *m = &ob->map;
+        int box[4] = {s->cols.nx, s->cols.ny, -1, -1}, touching = 0;
+        for (int b = 0; b < m->ny && !touching; b++)
+            for (int a = 0; a < m->nx && !touching; a++) {
+                int count, i = m->i0 + a, j = m->j0 + b;
+                const ts_span *sp = ts_hsmap_column(m, i, j, &count);
+                size_t c = (size_t)i + (size_t)s->cols.nx * j;
+                touching = count > 0 && !s->region[c] && sp[0].bottom < s->bed[c] + s->p.element_radius;
+            }
+        if (!touching)
+            continue;
+        if (s->depth <= 0.0)
+            s->depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : 0.5 * ob->height;
+        for (int b = 0; b < m->ny; b++)
+            for (int a = 0; a < m->nx; a++)
+                mark_around(s, m->i0 + a, m->j0 + b, FOOTPRINT_MARGIN, box);
+        if (box[2] >= 0) {
+            ts_status st = convert_marked_columns(s, box[0], box[1], box[2], box[3], err);
+            if (st != TS_OK)
+                return st;
+        }
+    }
+    return TS_OK;
+}
+
+static int near_region_edge(const ts_sand *s, size_t c)
+{
+    const int nx = s->cols.nx, ny = s->cols.ny, i = (int)(c % (size_t)nx), j = (int)(c / (size_t)nx);
+    for (int b = -1; b <= 1; b++)
+        for (int a = -1; a <= 1; a++) {
+            int u = i + a, v = j + b;
+            if (u >= 0 && v >= 0 && u < nx && v < ny && !s->region[(size_t)u + (size_t)nx * v])
+                return 1;
+        }
+    return 0;
+}
+
+/* §4.2: grow the region where a DE at its edge pushes the bed beside it
+ * sideways harder than grow_force x its weight, or has left the region.
+ * (The sideways push rather than the paper's total force: DEs settling
+ * into the gaps along the edge feel impacts of many weights, which would
+ * grow a region under an object at rest over the whole bed.) */
+static ts_status grow_region(ts_sand *s, ts_error *err)
+{
+    const double g = ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+    int box[4] = {s->cols.nx, s->cols.ny, -1, -1};
+    size_t n = s->n;
+    for (size_t i = 0; i < n; i++) {
+        if (s->flags[i] & FLAG_AIRBORNE)
+            continue;
+        int inside;
+        size_t c = column_of(s, s->x[i], s->y[i], &inside);
+        if (!inside)
+            continue;
+        const double *wall = s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6;
+        double push = sqrt(wall[0] * wall[0] + wall[1] * wall[1]); /* sideways on the bed around the region */
+        int pushed = near_region_edge(s, c) && push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0);
+        if (pushed || !s->region[c])
+            mark_around(s, (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx), GROW_RADIUS, box);
+    }
+    return box[2] >= 0 ? convert_marked_columns(s, box[0], box[1], box[2], box[3], err) : TS_OK;
+}
+
+/* ------------------------------------------------------------- contacts */
+
+/* Spans of a source over column (i, j): an object's span map, or the bed,
+ * which is one span from far below to its height. */
+typedef struct span_source {
+    const ts_hsmap *map;         /* NULL: the bed */
+    const double *bed;
+    const ts_columns *cols;
+} span_source;
+
+static int source_spans(const span_source *src, int i, int j, ts_span *bed_span, const ts_span **out)
+{
+    if (i < 0 || j < 0 || i >= src->cols->nx || j >= src->cols->ny)
+        return 0;
+    if (src->map) {
+        int count;
+        *out = ts_hsmap_column(src->map, i, j, &count);
+        return count;
+    }
+    bed_span->bottom = -INFINITY;
+    bed_span->top = src->bed[(size_t)i + (size_t)src->cols->nx * j];
+    bed_span->n_top = ts_v3(0, 0, 1);
+    bed_span->n_bottom = ts_v3(0, 0, -1);
+    *out = bed_span;
+    return 1;
+}
+
+/* Overlap with a span's top or bottom face of a sphere whose lowest/highest
+ * point over that column is z -/+ reach (fig. 3 (a) and (c)). */
+static int face_contact(const ts_span *sp, double z, double reach, double *d, ts_vec3 *n)
+{
+    double mid = sp->bottom == -INFINITY ? -INFINITY : 0.5 * (sp->bottom + sp->top);
+    if (z >= mid) {
+        if (z - reach >= sp->top)
+            return 0;
+        *d = sp->top - (z - reach), *n = sp->n_top;
+    } else {
+        if (z + reach <= sp->bottom)
+            return 0;
+        *d = z + reach - sp->bottom, *n = sp->n_bottom;
+    }
+    return 1;
+}
+
+/* DE at p with radius r against a source, §4.3.1 and fig. 3: the spans of
+ * its own column (a), the sides of the neighbours' spans that its centre
+ * height falls within (b), and otherwise their top and bottom faces (c);
+ * overlaps and normals of all contacts found are averaged. Returns 0 when
+ * there is no contact. */
+static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n, ts_vec3 *u_n)
+{
+    const ts_columns *g = src->cols;
+    int ci, cj;
+    ts_columns_index(g, p.x, p.y, &ci, &cj);
+    double d_sum = 0.0;
+    ts_vec3 n_sum = ts_v3(0, 0, 0);
+    int hits = 0, count;
+    ts_span bed_span;
+    const ts_span *sp;
+    count = source_spans(src, ci, cj, &bed_span, &sp);
+    for (int k = 0; k < count; k++) {
+        double d;
+        ts_vec3 n;
+        if (face_contact(&sp[k], p.z, r, &d, &n))
+            d_sum += d, n_sum = ts_v3_add(n_sum, n), hits++;
+    }
+    /* the eight neighbours: the paper's four sides, and the corners, without
+     * which a DE rolls out diagonally between two side walls */
+    static const int step[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+    for (int e = 0; e < 8 && hits < MAX_SPAN_HITS; e++) {
+        int i = ci + step[e][0], j = cj + step[e][1];
+        /* nearest point of the neighbour column's footprint to the centre, horizontally */
+        double qx = step[e][0] ? g->x0 + (ci + (step[e][0] > 0)) * g->cell : p.x;
+        double qy = step[e][1] ? g->y0 + (cj + (step[e][1] > 0)) * g->cell : p.y;
+        double ex = p.x - qx, ey = p.y - qy, dist = sqrt(ex * ex + ey * ey);
+        if (dist >= r || dist == 0.0)
+            continue;
+        count = source_spans(src, i, j, &bed_span, &sp);
+        for (int k = 0; k < count; k++) {
+            double d;
+            ts_vec3 n;
+            if (p.z > sp[k].bottom && p.z < sp[k].top) {            /* (b): the column's side */
+                d = r - dist, n = ts_v3(ex / dist, ey / dist, 0);
+            } else if (!face_contact(&sp[k], p.z, sqrt(r * r - dist * dist), &d, &n)) {
+                continue;                                          /* (c) */
+            }
+            d_sum += d, n_sum = ts_v3_add(n_sum, n), hits++;
+        }
+    }
+    double len = ts_v3_length(n_sum);
+    if (!hits || len == 0.0)
+        return 0;
+    *d_n = d_sum / hits;
+    *u_n = ts_v3_scale(n_sum, -1.0 / len); /* from the DE into the source, as u_n of eq. 2 */
+    return 1;
+}
+
+/* Velocity of an object's material at a world point now. */
+static ts_vec3 object_velocity(const ts_sand *s, const object *ob, ts_vec3 point)
+{
+    if (!ob->keyframed)
+        return ts_rigid_point_velocity(&ob->rb, point);
+    ts_transform now = ts_transform_lerp(ob->from, ob->to, s->s);
+    ts_vec3 rest = ts_quat_rotate(ts_quat_conjugate(now.rotation), ts_v3_sub(point, now.translation));
+    return ts_motion_point_velocity(ob->from, ob->to, s->frame_dt, s->s, rest);
+}
+
+/* The tangential history of DE i's contact with a source, zero if new. */
+static ts_vec3 source_history(const contacts *old, size_t i, int source)
+{
+    ts_vec3 d_t = ts_v3(0, 0, 0);
+    for (int k = 0; k < SOURCE_SLOTS; k++)
+        if (old->source[i * SOURCE_SLOTS + k] == source)
+            memcpy(&d_t, old->source_d_t + (i * SOURCE_SLOTS + k) * 3, sizeof d_t);
+    return d_t;
+}
+
+typedef struct element_force {
+    ts_vec3 F, T;
+} element_force;
+
+/* Contact of DE i with one source (object k, or the bed when k = n_objects). */
+static void source_force(ts_sand *s, size_t i, int k, const span_source *src, double dt, int *slots,
+                         element_force *ef)
+{
+    const contacts *old = &s->c[s->cur];
+    contacts *next = &s->c[!s->cur];
+    ts_vec3 p = ts_v3(s->x[i], s->y[i], s->z[i]);
+    double d_n, r = s->r[i];
+    ts_vec3 u_n;
+    double *reaction = s->reaction + (i * (s->n_objects + 1) + (size_t)k) * 6;
+    memset(reaction, 0, 6 * sizeof *reaction);
+    if (!span_contact(src, p, r, &d_n, &u_n))
+        return;
+    ts_vec3 point = ts_v3_add(p, ts_v3_scale(u_n, r - 0.5 * d_n));
+    const object *ob = k < (int)s->n_objects ? &s->objects[k] : NULL;
+    ts_vec3 v_obj = ob ? object_velocity(s, ob, point) : ts_v3(0, 0, 0);
+    ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
+    ts_vec3 v_c = ts_contact_velocity(v_i, w_i, r, v_obj, ts_v3(0, 0, 0), 0.0, u_n);
+    double inv_obj = ob && !ob->keyframed ? ob->rb.inv_mass : 0.0;
+    double m_eff = ts_effective_mass(1.0 / s->m[i], inv_obj);
+    ts_vec3 d_t = source_history(old, i, k);
+    ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
+    ef->F = ts_v3_add(ef->F, res.force);
+    ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), r));
+    if (*slots < SOURCE_SLOTS) {
+        size_t slot = i * SOURCE_SLOTS + (size_t)(*slots)++;
+        next->source[slot] = (int16_t)k;
+        memcpy(next->source_d_t + slot * 3, &d_t, sizeof d_t);
+    }
+    reaction[0] = -res.force.x, reaction[1] = -res.force.y, reaction[2] = -res.force.z;
+    reaction[3] = point.x, reaction[4] = point.y, reaction[5] = point.z;
+}
+
+/* DE-DE contacts of ground DE i (eqs 1, 2, A-1 to A-11), in gather form. */
+static void element_forces(ts_sand *s, size_t i, double dt, element_force *ef)
+{
+    const contacts *old = &s->c[s->cur];
+    contacts *next = &s->c[!s->cur];
+    const double xi = s->x[i], yi = s->y[i], zi = s->z[i], ri = s->r[i];
+    const ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
+    const uint32_t *old_partner = old->partner + i * MAX_CONTACTS;
+    const int old_count = old->count[i];
+    int count = 0;
+    ts_neighbor_ranges nr;
+    ts_grid_neighbor_ranges(&s->grid, (float)xi, (float)yi, (float)zi, &nr);
+    for (int q = 0; q < nr.n; q++)
+        for (uint32_t k = nr.begin[q]; k < nr.end[q]; k++) {
+            uint32_t j = s->grid.sorted[k];
+            if (j == i || (s->flags[j] & FLAG_AIRBORNE))
+                continue;
+            double dx = s->x[j] - xi, dy = s->y[j] - yi, dz = s->z[j] - zi, rr = ri + s->r[j];
+            double dist2 = dx * dx + dy * dy + dz * dz;
+            if (dist2 >= rr * rr || dist2 == 0.0)
+                continue;
+            double dist = sqrt(dist2), d_n = rr - dist;                       /* eq. 1 */
+            ts_vec3 u_n = ts_v3(dx / dist, dy / dist, dz / dist);              /* eq. 2 */
+            ts_vec3 v_c = ts_contact_velocity(v_i, w_i, ri, ts_v3(s->vx[j], s->vy[j], s->vz[j]),
+                                              ts_v3(s->wx[j], s->wy[j], s->wz[j]), s->r[j], u_n); /* eq. A-1 */
+            ts_vec3 d_t = ts_v3(0, 0, 0);
+            for (int h = 0; h < old_count; h++)
+                if (old_partner[h] == s->id[j]) {
+                    memcpy(&d_t, old->d_t + (i * MAX_CONTACTS + (size_t)h) * 3, sizeof d_t);
+                    break;
+                }
+            double m_eff = ts_effective_mass(1.0 / s->m[i], 1.0 / s->m[j]);   /* eq. A-11 */
+            ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
+            ef->F = ts_v3_add(ef->F, res.force);
+            ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), ri));
+            if (count < MAX_CONTACTS) {
+                next->partner[i * MAX_CONTACTS + (size_t)count] = s->id[j];
+                memcpy(next->d_t + (i * MAX_CONTACTS + (size_t)count) * 3, &d_t, sizeof d_t);
+                count++;
+            }
+        }
+    next->count[i] = (uint8_t)count;
+}
+
+static void compute_forces(ts_sand *s, double dt)
+{
+    const ts_vec3 g = ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]);
+    span_source bed = {NULL, s->bed, &s->cols};
+    #pragma omp parallel for schedule(dynamic, 256)
+    for (size_t i = 0; i < s->n; i++) {
+        element_force ef = {ts_v3_scale(g, s->m[i]), ts_v3(0, 0, 0)};
+        int slots = 0;
+        contacts *next = &s->c[!s->cur];
+        for (int k = 0; k < SOURCE_SLOTS; k++)
+            next->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
+        if (!(s->flags[i] & FLAG_AIRBORNE))
+            element_forces(s, i, dt, &ef);
+        else
+            next->count[i] = 0;
+        for (size_t k = 0; k < s->n_objects; k++) {
+            span_source src = {&s->objects[k].map, NULL, &s->cols};
+            source_force(s, i, (int)k, &src, dt, &slots, &ef);
+        }
+        if (!(s->flags[i] & FLAG_AIRBORNE)) /* airborne grains landing on the bed are deposited instead */
+            source_force(s, i, (int)s->n_objects, &bed, dt, &slots, &ef);
+        else
+            memset(s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6, 0, 6 * sizeof(double));
+        s->fx[i] = ef.F.x, s->fy[i] = ef.F.y, s->fz[i] = ef.F.z;
+        s->tx[i] = ef.T.x, s->ty[i] = ef.T.y, s->tz[i] = ef.T.z;
+    }
+    s->cur = !s->cur;
+}
+
+/* ------------------------------------------------------------ integration */
+
+static void integrate_elements(ts_sand *s, double dt)
+{
+    const double g = ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+    const double rest_force = s->p.rest_force * (g > 0 ? g : 1.0), rest_speed2 = s->p.rest_speed * s->p.rest_speed;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < s->n; i++) {
+        double F2 = s->fx[i] * s->fx[i] + s->fy[i] * s->fy[i] + s->fz[i] * s->fz[i];
+        double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
+        double inv_m = 1.0 / s->m[i];
+        if (!(s->flags[i] & FLAG_AIRBORNE) && F2 < rest_force * rest_force * s->m[i] * s->m[i] && v2 < rest_speed2) {
+            s->vx[i] = s->vy[i] = s->vz[i] = 0.0; /* §4.3.3 step 2: a DE at rest is not updated */
+            s->wx[i] = s->wy[i] = s->wz[i] = 0.0;
+            continue;
+        }
+        s->vx[i] += s->fx[i] * inv_m * dt, s->vy[i] += s->fy[i] * inv_m * dt, s->vz[i] += s->fz[i] * inv_m * dt;
+        s->x[i] += s->vx[i] * dt, s->y[i] += s->vy[i] * dt, s->z[i] += s->vz[i] * dt;
+        double inv_I = 1.0 / (0.4 * s->m[i] * s->r[i] * s->r[i]); /* solid sphere */
+        s->wx[i] += s->tx[i] * inv_I * dt, s->wy[i] += s->ty[i] * inv_I * dt, s->wz[i] += s->tz[i] * inv_I * dt;
+    }
+}
+
+/* The reactions of the DEs on each simulated object, summed in DE order. */
+static void integrate_objects(ts_sand *s, double dt)
+{
+    const ts_vec3 g = ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]);
+    for (size_t k = 0; k < s->n_objects; k++) {
+        object *ob = &s->objects[k];
+        if (ob->keyframed)
+            continue;
+        ts_rigid_clear_forces(&ob->rb);
+        ts_rigid_add_force_at(&ob->rb, ts_v3_scale(g, ob->rb.mass), ob->rb.x);
+        for (size_t i = 0; i < s->n; i++) {
+            const double *r = s->reaction + (i * (s->n_objects + 1) + k) * 6;
+            if (r[0] != 0.0 || r[1] != 0.0 || r[2] != 0.0)
+                ts_rigid_add_force_at(&ob->rb, ts_v3(r[0], r[1], r[2]), ts_v3(r[3], r[4], r[5]));
+        }
+        ts_rigid_integrate(&ob->rb, dt);
+    }
+}
+
+/* An object must not sink through the bed where no DEs are (below the
+ * region's floor, or before the region exists within a step). */
+static void objects_on_bed(ts_sand *s)
+{
+    for (size_t k = 0; k < s->n_objects; k++) {
+        object *ob = &s->objects[k];
+        if (ob->keyframed)
+            continue;
+        const ts_hsmap *m = &ob->map;
+        double deepest = 0.0;
+        ts_vec3 at = ob->rb.x;
+        for (int b = 0; b < m->ny; b++)
+            for (int a = 0; a < m->nx; a++) {
+                int count, i = m->i0 + a, j = m->j0 + b;
+                const ts_span *sp = ts_hsmap_column(m, i, j, &count);
+                double d = count ? s->bed[(size_t)i + (size_t)s->cols.nx * j] - sp[0].bottom : 0.0;
+                if (d > deepest) {
+                    deepest = d;
+                    at = ts_v3(s->cols.x0 + (i + 0.5) * s->cols.cell, s->cols.y0 + (j + 0.5) * s->cols.cell,
+                               sp[0].bottom);
+                }
+            }
+        if (deepest > 0.0)
+            ts_rigid_resolve_contact(&ob->rb, at, ts_v3(0, 0, 1), deepest, ts_v3(0, 0, 0), s->p.restitution,
+                                     s->p.friction);
+    }
+}
+
+static ts_transform object_pose(const ts_sand *s, const object *ob)
+{
+    if (ob->keyframed) {
+        ts_transform t = ts_transform_lerp(ob->from, ob->to, s->s);
+        /* the motion moves the frame_start pose: body frame = world at rest about the centroid */
+        ts_transform body = {ts_transform_apply(t, ob->centroid0), t.rotation};
+        return body;
+    }
+    ts_transform body = {ob->rb.x, ob->rb.q};
+    return body;
+}
+
+static ts_status update_span_maps(ts_sand *s, ts_error *err)
+{
+    for (size_t k = 0; k < s->n_objects; k++) {
+        object *ob = &s->objects[k];
+        ts_transform t = object_pose(s, ob);
+        if (ob->keyframed) { /* keep the body state in step for outputs */
+            ob->rb.x = t.translation;
+            ob->rb.q = t.rotation;
+        }
+        for (size_t v = 0; v < ob->vertex_count; v++) {
+            ts_vec3 w = ts_transform_apply(t, ts_v3(ob->rest[3 * v], ob->rest[3 * v + 1], ob->rest[3 * v + 2]));
+            ob->world[3 * v] = w.x, ob->world[3 * v + 1] = w.y, ob->world[3 * v + 2] = w.z;
+        }
+        ts_status st = ts_hsmap_build(&ob->map, &s->cols, ob->world, ob->vertex_count, ob->triangles,
+                                      ob->triangle_count, err);
+        if (st != TS_OK)
+            return st;
+    }
+    return TS_OK;
+}
+
+/* ------------------------------------------------- airborne grains (§4.4) */
+
+static int resting_on_object(const ts_sand *s, size_t i)
+{
+    for (size_t k = 0; k < s->n_objects; k++) {
+        int ci, cj, count;
+        ts_columns_index(&s->cols, s->x[i], s->y[i], &ci, &cj);
+        const ts_span *sp = ts_hsmap_column(&s->objects[k].map, ci, cj, &count);
+        for (int q = 0; q < count; q++)
+            if (sp[q].top <= s->z[i] && s->z[i] - s->r[i] - sp[q].top < s->p.split_gap * s->p.element_radius)
+                return 1;
+    }
+    return 0;
+}
+
+/* Split DE i into grain-size airborne DEs (§4.4 1(a)iv): velocities within
+ * a cone about its own, strung out along them so they do not overlap. */
+static ts_status split_airborne(ts_sand *s, size_t i, ts_error *err)
+{
+    double grain_volume = s->element_volume0 / s->p.grains_per_element;
+    long k = lround(s->vol[i] / grain_volume);
+    if (k < 1) k = 1;
+    if (k > 4L * s->p.grains_per_element) k = 4L * s->p.grains_per_element;
+    ts_status st = grow_elements(s, s->n + (size_t)k - 1, err);
+    if (st != TS_OK)
+        return st;
+    ts_vec3 p = ts_v3(s->x[i], s->y[i], s->z[i]), v = ts_v3(s->vx[i], s->vy[i], s->vz[i]);
+    double speed = ts_v3_length(v), vol = s->vol[i] / (double)k;
+    double rg = s->p.element_radius * cbrt(vol / s->element_volume0);
+    ts_vec3 axis = ts_v3_scale(v, 1.0 / speed);
+    ts_vec3 side = fabs(axis.x) < 0.9 ? ts_v3(1, 0, 0) : ts_v3(0, 1, 0);
+    ts_vec3 e1 = ts_v3_cross(axis, side);
+    e1 = ts_v3_scale(e1, 1.0 / ts_v3_length(e1));
+    ts_vec3 e2 = ts_v3_cross(axis, e1);
+    uint32_t parent = s->id[i];
+    for (long g = 0; g < k; g++) {
+        double u1 = ts_rng_hash_uniform(s->p.seed, parent, 2 * (uint64_t)g);
+        double u2 = ts_rng_hash_uniform(s->p.seed, parent, 2 * (uint64_t)g + 1);
+        double cos_a = 1.0 - u1 * (1.0 - cos(s->p.cone_angle)), sin_a = sqrt(fmax(0.0, 1.0 - cos_a * cos_a));
+        double phi = 2.0 * M_PI * u2;
+        ts_vec3 dir = ts_v3_add(ts_v3_scale(axis, cos_a),
+                                ts_v3_add(ts_v3_scale(e1, sin_a * cos(phi)), ts_v3_scale(e2, sin_a * sin(phi))));
+        ts_vec3 pos = ts_v3_add(p, ts_v3_scale(dir, 2.0 * rg * (double)g));
+        if (g > 0) {
+            add_element(s, pos, ts_v3_scale(dir, speed), rg, vol, FLAG_AIRBORNE);
+        } else { /* the DE itself becomes the first grain */
+            s->vx[i] = dir.x * speed, s->vy[i] = dir.y * speed, s->vz[i] = dir.z * speed;
+            s->r[i] = rg, s->vol[i] = vol, s->m[i] = vol * s->p.bulk_density;
+            s->flags[i] |= FLAG_AIRBORNE;
+            s->c[s->cur].count[i] = 0;
+        }
+    }
+    return TS_OK;
+}
+
+/* §4.4 step 1: walk each column's ground DEs upward; a DE separated from
+ * the stack below it by more than the gap and flying up fast spatters. */
+static ts_status detect_spatter(ts_sand *s, ts_error *err)
+{
+    size_t n = s->n, nc = s->n_columns;
+    memset(s->column_start, 0, (nc + 1) * sizeof *s->column_start);
+    for (size_t i = 0; i < n; i++) {
+        int inside;
+        if (!(s->flags[i] & FLAG_AIRBORNE))
+            s->column_start[column_of(s, s->x[i], s->y[i], &inside) + 1]++;
+    }
+    for (size_t c = 0; c < nc; c++)
+        s->column_start[c + 1] += s->column_start[c];
+    uint32_t *fill = s->column_fill;
+    for (size_t c = 0; c < nc; c++)
+        fill[c] = s->column_start[c];
+    for (size_t i = 0; i < n; i++) {
+        int inside;
+        if (!(s->flags[i] & FLAG_AIRBORNE))
+            s->order[fill[column_of(s, s->x[i], s->y[i], &inside)]++] = (uint32_t)i;
+    }
+    const double gap = s->p.split_gap * s->p.element_radius;
+    for (size_t c = 0; c < nc; c++) {
+        uint32_t *o = s->order + s->column_start[c];
+        size_t m = s->column_start[c + 1] - s->column_start[c];
+        for (size_t a = 1; a < m; a++) /* insertion sort by height: a handful per column */
+            for (size_t b = a; b > 0 && s->z[o[b]] < s->z[o[b - 1]]; b--) {
+                uint32_t t = o[b]; o[b] = o[b - 1]; o[b - 1] = t;
+            }
+        double top = s->bed[c];
+        for (size_t a = 0; a < m; a++) {
+            size_t i = o[a];
+            if (s->z[i] - s->r[i] - top < gap) {
+                top = fmax(top, s->z[i] + s->r[i]);
+            } else if (s->vz[i] > s->p.split_speed && !resting_on_object(s, i)) {
+                s->flags[i] |= FLAG_SPLIT;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) /* after the walk: splitting appends DEs and may move the arrays */
+        if (s->flags[i] & FLAG_SPLIT) {
+            s->flags[i] &= (uint8_t)~FLAG_SPLIT;
+            ts_status st = split_airborne(s, i, err);
+            if (st != TS_OK)
+                return st;
+        }
+    return TS_OK;
+}
+
+/* Merge airborne grain a into ground DE g (§4.3.3 step 5): momentum and
+ * volume kept; a DE grown past twice a lattice DE's volume is split into
+ * two stacked DEs of equal volume. */
+static ts_status merge_into(ts_sand *s, size_t a, size_t g, ts_error *err)
+{
+    double m = s->m[g] + s->m[a], vol = s->vol[g] + s->vol[a];
+    s->vx[g] = (s->m[g] * s->vx[g] + s->m[a] * s->vx[a]) / m;
+    s->vy[g] = (s->m[g] * s->vy[g] + s->m[a] * s->vy[a]) / m;
+    s->vz[g] = (s->m[g] * s->vz[g] + s->m[a] * s->vz[a]) / m;
+    s->r[g] *= cbrt(vol / s->vol[g]);
+    s->vol[g] = vol, s->m[g] = m;
+    s->vol[a] = 0.0; /* removed by the compaction */
+    if (vol <= 2.0 * s->element_volume0)
+        return TS_OK;
+    ts_status st = grow_elements(s, s->n + 1, err);
+    if (st != TS_OK)
+        return st;
+    double r = s->r[g] / cbrt(2.0);
+    s->vol[g] = 0.5 * vol, s->m[g] = 0.5 * m, s->r[g] = r;
+    ts_vec3 p = ts_v3(s->x[g], s->y[g], s->z[g] + r), v = ts_v3(s->vx[g], s->vy[g], s->vz[g]);
+    s->z[g] -= r;
+    s->c[s->cur].count[g] = 0;
+    add_element(s, p, v, r, 0.5 * vol, 0);
+    return TS_OK;
+}
+
+/* Airborne grains that touch a ground DE merge into it, those that reach the
+ * bed add their volume to it (§4.3.3 steps 5-6); anything leaving the bed's
+ * sides is removed and counted. */
+static ts_status land_and_remove(ts_sand *s, ts_error *err)
+{
+    const double area = s->p.cell_size * s->p.cell_size;
+    size_t n = s->n;
+    for (size_t a = 0; a < n; a++) {
+        int inside;
+        size_t c = column_of(s, s->x[a], s->y[a], &inside);
+        if (!inside) {
+            s->volume_lost += s->vol[a];
+            s->vol[a] = 0.0;
+            continue;
+        }
+        if (!(s->flags[a] & FLAG_AIRBORNE) || s->vz[a] > 0.0 || s->vol[a] == 0.0)
+            continue;
+        ts_neighbor_ranges nr;
+        ts_grid_neighbor_ranges(&s->grid, (float)s->x[a], (float)s->y[a], (float)s->z[a], &nr);
+        size_t best = SIZE_MAX;
+        double best_gap = 0.0;
+        for (int q = 0; q < nr.n; q++)
+            for (uint32_t k = nr.begin[q]; k < nr.end[q]; k++) {
+                uint32_t g = s->grid.sorted[k];
+                if (g >= n || (s->flags[g] & FLAG_AIRBORNE) || s->vol[g] == 0.0)
+                    continue;
+                double dx = s->x[g] - s->x[a], dy = s->y[g] - s->y[a], dz = s->z[g] - s->z[a];
+                double gap = sqrt(dx * dx + dy * dy + dz * dz) - s->r[g] - s->r[a];
+                if (gap < 0.0 && (best == SIZE_MAX || gap < best_gap))
+                    best = g, best_gap = gap;
+            }
+        if (best != SIZE_MAX) {
+            ts_status st = merge_into(s, a, best, err);
+            if (st != TS_OK)
+                return st;
+        } else if (s->z[a] - s->r[a] <= s->bed[c]) {
+            s->bed[c] += s->vol[a] / area;
+            s->vol[a] = 0.0;
+        }
+    }
+    size_t kept = 0; /* compaction in order: deterministic */
+    for (size_t i = 0; i < s->n; i++)
+        if (s->vol[i] > 0.0) {
+            if (kept != i)
+                move_element(s, kept, i);
+            kept++;
+        }
+    s->n = kept;
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------- frame loop */
+
+static ts_status sand_begin_frame(void *state, int frame, double frame_dt, ts_error *err)
+{
+    (void)err;
+    ts_sand *s = state;
+    s->frame = frame;
+    s->frame_dt = frame_dt;
+    s->s = 0.0;
+    for (size_t k = 0; k < s->n_objects; k++) {
+        object *ob = &s->objects[k];
+        if (ob->keyframed) {
+            int i = frame - s->p.frame_start;
+            ob->from = ts_motion_at(&ob->motion, i);
+            ob->to = ts_motion_at(&ob->motion, i + 1);
+        }
+    }
+    return update_span_maps(s, err);
+}
+
+static ts_status sand_stable_dt(void *state, double *dt, ts_error *err)
+{
+    (void)err;
+    ts_sand *s = state;
+    *dt = s->p.contact_time / s->p.steps_per_contact;
+    return TS_OK;
+}
+
+static ts_status build_grid(ts_sand *s, ts_error *err)
+{
+    double r_max = s->p.element_radius;
+    for (size_t i = 0; i < s->n; i++) {
+        s->gx[i] = (float)s->x[i], s->gy[i] = (float)s->y[i], s->gz[i] = (float)s->z[i];
+        if (s->r[i] > r_max)
+            r_max = s->r[i];
+    }
+    /* cells a little above a contact distance: landing checks use this grid after the move */
+    return ts_grid_build(&s->grid, s->gx, s->gy, s->gz, s->n, (float)(2.5 * r_max), NULL, err);
+}
+
+static ts_status check_finite(const ts_sand *s, ts_error *err)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!isfinite(s->x[i] + s->y[i] + s->z[i] + s->vx[i] + s->vy[i] + s->vz[i]))
+            return ts_fail(err, TS_ERR_UNSTABLE, "sand became unstable at frame %d (element %u is not finite); "
+                           "raise Steps per Contact or the Contact Time", s->frame, s->id[i]);
+    for (size_t k = 0; k < s->n_objects; k++)
+        if (!isfinite(s->objects[k].rb.x.x + s->objects[k].rb.x.y + s->objects[k].rb.x.z))
+            return ts_fail(err, TS_ERR_UNSTABLE, "sand: object '%s' became unstable at frame %d",
+                           s->objects[k].name, s->frame);
+    return TS_OK;
+}
+
+static ts_status sand_step(void *state, double dt, double s_end, ts_error *err)
+{
+    ts_sand *s = state; /* the span maps are current: begin_frame and the last step's end built them */
+    ts_status st = place_under_objects(s, err);
+    if (st == TS_OK)
+        st = build_grid(s, err);
+    if (st != TS_OK)
+        return st;
+    compute_forces(s, dt);
+    integrate_elements(s, dt);
+    integrate_objects(s, dt);
+    s->s = s_end;
+    if ((st = update_span_maps(s, err)) == TS_OK)
+        objects_on_bed(s);
+    if (st == TS_OK) st = land_and_remove(s, err);
+    if (st == TS_OK) st = grow_region(s, err);
+    if (st == TS_OK) st = detect_spatter(s, err);
+    if (st == TS_OK) st = check_finite(s, err);
+    double airborne = 0.0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->flags[i] & FLAG_AIRBORNE)
+            airborne += s->vol[i];
+    if (airborne > s->peak_airborne)
+        s->peak_airborne = airborne;
+    s->steps++;
+    return st;
+}
+
+static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *err)
+{
+    ts_sand *s = state;
+    rebuild_display(s);
+    ts_frame f;
+    ts_frame_init(&f, out->frame, out->time, s->n_columns);
+    ts_status st = ts_frame_add(&f, "height", TS_ATTR_F32, 1, s->display_f, err);
+    if (st == TS_OK)
+        st = ts_output_particles(out, "ground", &f, err);
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++)
+        m += (s->flags[i] & FLAG_AIRBORNE) || resting_on_object(s, i);
+    float *pos = malloc((3 * m + 1) * sizeof *pos), *vel = malloc((3 * m + 1) * sizeof *vel);
+    float *rad = malloc((m + 1) * sizeof *rad);
+    uint8_t *air = malloc(m + 1);
+    uint32_t *ids = malloc((m + 1) * sizeof *ids);
+    if (st == TS_OK && (!pos || !vel || !rad || !air || !ids))
+        st = ts_fail(err, TS_ERR_NOMEM, "sand: out of memory writing frame %d", out->frame);
+    for (size_t i = 0, k = 0; st == TS_OK && i < s->n; i++) {
+        if (!(s->flags[i] & FLAG_AIRBORNE) && !resting_on_object(s, i))
+            continue;
+        pos[3 * k] = (float)s->x[i], pos[3 * k + 1] = (float)s->y[i], pos[3 * k + 2] = (float)s->z[i];
+        vel[3 * k] = (float)s->vx[i], vel[3 * k + 1] = (float)s->vy[i], vel[3 * k + 2] = (float)s->vz[i];
+        rad[k] = (float)s->r[i], air[k] = (uint8_t)(s->flags[i] & FLAG_AIRBORNE), ids[k] = s->id[i];
+        k++;
+    }
+    ts_frame g;
+    ts_frame_init(&g, out->frame, out->time, m);
+    if (st == TS_OK) st = ts_frame_add(&g, "position", TS_ATTR_F32, 3, pos, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "velocity", TS_ATTR_F32, 3, vel, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "radius", TS_ATTR_F32, 1, rad, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "airborne", TS_ATTR_U8, 1, air, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "id", TS_ATTR_U32, 1, ids, err);
+    if (st == TS_OK) st = ts_output_particles(out, "grains", &g, err);
+    free(pos), free(vel), free(rad), free(air), free(ids);
+    if (st == TS_OK && s->n_objects > 0) {
+        ts_vec3 *origin = malloc(s->n_objects * sizeof *origin);
+        ts_quat *rotation = malloc(s->n_objects * sizeof *rotation);
+        if (!origin || !rotation)
+            st = ts_fail(err, TS_ERR_NOMEM, "sand: out of memory writing frame %d", out->frame);
+        for (size_t k = 0; st == TS_OK && k < s->n_objects; k++)
+            ts_rigid_origin_pose(&s->objects[k].rb, s->objects[k].origin_offset, s->objects[k].rotation0,
+                                 &origin[k], &rotation[k]);
+        if (st == TS_OK)
+            st = ts_output_transforms(out, "rigid", s->n_objects, origin, rotation, err);
+        free(origin);
+        free(rotation);
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------- checkpoint */
+
+/* The checkpoint is rows of CP_WIDTH doubles, the first of each its kind. */
+#define CP_WIDTH 16
+enum { ROW_HEADER = 0, ROW_ELEMENT = 1, ROW_CONTACT = 2, ROW_SOURCE = 3, ROW_COLUMN = 4, ROW_OBJECT = 5 };
+
+static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
+{
+    ts_sand *s = state;
+    const contacts *c = &s->c[s->cur];
+    size_t rows = 1 + s->n + s->n_columns + s->n_objects;
+    for (size_t i = 0; i < s->n; i++) {
+        rows += c->count[i];
+        for (int k = 0; k < SOURCE_SLOTS; k++)
+            rows += c->source[i * SOURCE_SLOTS + k] != NO_SOURCE;
+    }
+    if (rows > s->cp_rows) {
+        double *grown = realloc(s->cp, rows * CP_WIDTH * sizeof *grown);
+        if (!grown)
+            return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for the checkpoint");
+        s->cp = grown;
+        s->cp_rows = rows;
+    }
+    memset(s->cp, 0, rows * CP_WIDTH * sizeof *s->cp);
+    double *row = s->cp;
+    double header[] = {ROW_HEADER, (double)s->n, (double)s->n_columns, (double)s->n_objects, s->next_id,
+                       (double)s->steps, s->depth, s->volume_lost, s->peak_airborne, (double)s->max_seen, (double)s->cur};
+    memcpy(row, header, sizeof header), row += CP_WIDTH;
+    for (size_t i = 0; i < s->n; i++) {
+        double e[] = {ROW_ELEMENT, s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->wx[i], s->wy[i],
+                      s->wz[i], s->r[i], s->vol[i], s->m[i], s->id[i], s->flags[i]};
+        memcpy(row, e, sizeof e), row += CP_WIDTH;
+        for (int k = 0; k < c->count[i]; k++) {
+            const double *d = c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3;
+            double r[] = {ROW_CONTACT, (double)i, c->partner[i * MAX_CONTACTS + (size_t)k], d[0], d[1], d[2]};
+            memcpy(row, r, sizeof r), row += CP_WIDTH;
+        }
+        for (int k = 0; k < SOURCE_SLOTS; k++) {
+            if (c->source[i * SOURCE_SLOTS + k] == NO_SOURCE)
+                continue;
+            const double *d = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
+            double r[] = {ROW_SOURCE, (double)i, c->source[i * SOURCE_SLOTS + k], d[0], d[1], d[2], k};
+            memcpy(row, r, sizeof r), row += CP_WIDTH;
+        }
+    }
+    for (size_t q = 0; q < s->n_columns; q++) {
+        double r[] = {ROW_COLUMN, s->bed[q], s->region[q]};
+        memcpy(row, r, sizeof r), row += CP_WIDTH;
+    }
+    for (size_t k = 0; k < s->n_objects; k++) {
+        const ts_rigid_body *b = &s->objects[k].rb;
+        double r[] = {ROW_OBJECT, b->x.x, b->x.y, b->x.z, b->q.w, b->q.x, b->q.y, b->q.z, b->P.x, b->P.y, b->P.z,
+                      b->L.x, b->L.y, b->L.z};
+        memcpy(row, r, sizeof r), row += CP_WIDTH;
+    }
+    cp->count = rows;
+    return ts_frame_add(cp, "state", TS_ATTR_F64, CP_WIDTH, s->cp, err);
+}
+
+ts_status ts_sand_restore(ts_sand *s, const ts_frame *cp, ts_error *err)
+{
+    const ts_attribute *a = ts_frame_find(cp, "state");
+    if (!a || a->type != TS_ATTR_F64 || a->components != CP_WIDTH || cp->count < 1)
+        return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: its state is missing; bake again from the start");
+    const double *row = a->data, *end = row + cp->count * CP_WIDTH;
+    size_t n = (size_t)row[1];
+    if (row[0] != ROW_HEADER || (size_t)row[2] != s->n_columns || (size_t)row[3] != s->n_objects)
+        return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: it is for another bed or other objects; bake again "
+                       "from the start");
+    ts_status st = grow_elements(s, n > 0 ? n : 1, err);
+    if (st != TS_OK)
+        return st;
+    s->next_id = (uint32_t)row[4], s->steps = (long)row[5], s->depth = row[6], s->volume_lost = row[7];
+    s->peak_airborne = row[8], s->max_seen = (size_t)row[9], s->cur = (int)row[10] != 0;
+    s->n = 0;
+    size_t column = 0, obj = 0;
+    contacts *c = &s->c[s->cur];
+    for (row += CP_WIDTH; row < end; row += CP_WIDTH) {
+        size_t i = (size_t)row[1];
+        switch ((int)row[0]) {
+        case ROW_ELEMENT:
+            if (s->n >= n)
+                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: more elements than it says; bake again");
+            i = s->n++;
+            s->x[i] = row[1], s->y[i] = row[2], s->z[i] = row[3], s->vx[i] = row[4], s->vy[i] = row[5];
+            s->vz[i] = row[6], s->wx[i] = row[7], s->wy[i] = row[8], s->wz[i] = row[9], s->r[i] = row[10];
+            s->vol[i] = row[11], s->m[i] = row[12], s->id[i] = (uint32_t)row[13], s->flags[i] = (uint8_t)row[14];
+            c->count[i] = 0;
+            for (int k = 0; k < SOURCE_SLOTS; k++)
+                c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
+            break;
+        case ROW_CONTACT:
+            if (i >= s->n || c->count[i] >= MAX_CONTACTS)
+                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
+            c->partner[i * MAX_CONTACTS + c->count[i]] = (uint32_t)row[2];
+            memcpy(c->d_t + (i * MAX_CONTACTS + c->count[i]) * 3, row + 3, 3 * sizeof *row);
+            c->count[i]++;
+            break;
+        case ROW_SOURCE: {
+            int k = (int)row[6];
+            if (i >= s->n || k < 0 || k >= SOURCE_SLOTS)
+                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
+            c->source[i * SOURCE_SLOTS + k] = (int16_t)row[2];
+            memcpy(c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3, row + 3, 3 * sizeof *row);
+            break;
+        }
+        case ROW_COLUMN:
+            if (column >= s->n_columns)
+                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: too many columns; bake again");
+            s->bed[column] = row[1], s->region[column] = (uint8_t)row[2];
+            column++;
+            break;
+        case ROW_OBJECT: {
+            if (obj >= s->n_objects)
+                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: too many objects; bake again");
+            ts_rigid_body *b = &s->objects[obj++].rb;
+            b->x = ts_v3(row[1], row[2], row[3]);
+            b->q = (ts_quat){row[4], row[5], row[6], row[7]};
+            b->P = ts_v3(row[8], row[9], row[10]);
+            b->L = ts_v3(row[11], row[12], row[13]);
+            break;
+        }
+        default:
+            return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: unknown row kind %g; bake again", row[0]);
+        }
+    }
+    if (s->n != n || column != s->n_columns || obj != s->n_objects)
+        return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: incomplete; bake again from the start");
+    s->frame = cp->frame;
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------ stats */
+
+void ts_sand_get_stats(const ts_sand *s, ts_sand_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    const double area = s->p.cell_size * s->p.cell_size;
+    for (size_t c = 0; c < s->n_columns; c++) {
+        st->volume_bed += s->bed[c] * area;
+        st->region_columns += s->region[c] != 0;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        double v = sqrt(s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i]);
+        if (v > st->max_speed)
+            st->max_speed = v;
+        if (s->flags[i] & FLAG_AIRBORNE) {
+            st->airborne++;
+            st->volume_airborne += s->vol[i];
+        } else {
+            st->elements++;
+            st->volume_elements += s->vol[i];
+            st->on_objects += (size_t)resting_on_object(s, i);
+        }
+    }
+    st->volume_lost = s->volume_lost;
+    st->peak_airborne_volume = s->peak_airborne;
+    st->max_elements_seen = s->max_seen;
+    st->steps = s->steps;
+}
+
+const ts_solver_ops ts_sand_ops = {"sand", sand_begin_frame, sand_stable_dt, sand_step, sand_write_frame,
+                                   sand_save_state};

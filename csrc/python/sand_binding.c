@@ -1,0 +1,133 @@
+/* sand_binding.c - the sand solver from Python:
+ *
+ *   sand_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start,
+ *             max_substeps=1000, progress=None, compression=1) -> stats
+ *
+ * settings: dict with the fields of ts_sand_params; objects: list of dicts
+ * (name, role 0 bed / 1 object, vertices (N,3) float32 world at frame_start,
+ * triangles (M,3) int32, motion (F,7) float64 or None for keyframed objects,
+ * density, velocity, angular_velocity, origin, rotation). When first_frame
+ * is after frame_start the state is restored from DIR/state/checkpoint.tspf.
+ * tsubu/effects/sand.py builds these from a scene description. */
+#include "run_binding.h"
+
+#include <stdlib.h>
+
+#include "core/sand.h"
+
+static int read_params(PyObject *d, ts_sand_params *p)
+{
+    double max_elements, seed;
+    if (tsubu_dict_double(d, "x0", &p->x0) || tsubu_dict_double(d, "y0", &p->y0) ||
+        tsubu_dict_double(d, "cell_size", &p->cell_size) || tsubu_dict_int(d, "nx", &p->nx) ||
+        tsubu_dict_int(d, "ny", &p->ny) || tsubu_dict_double(d, "noise", &p->noise) ||
+        tsubu_dict_double(d, "element_radius", &p->element_radius) ||
+        tsubu_dict_double(d, "bulk_density", &p->bulk_density) ||
+        tsubu_dict_int(d, "grains_per_element", &p->grains_per_element) ||
+        tsubu_dict_double(d, "friction", &p->friction) || tsubu_dict_double(d, "restitution", &p->restitution) ||
+        tsubu_dict_double(d, "contact_time", &p->contact_time) ||
+        tsubu_dict_double(d, "steps_per_contact", &p->steps_per_contact) ||
+        tsubu_dict_vec(d, "gravity", p->gravity, 3) || tsubu_dict_double(d, "dem_depth", &p->dem_depth) ||
+        tsubu_dict_double(d, "split_speed", &p->split_speed) || tsubu_dict_double(d, "split_gap", &p->split_gap) ||
+        tsubu_dict_double(d, "cone_angle", &p->cone_angle) || tsubu_dict_double(d, "grow_force", &p->grow_force) ||
+        tsubu_dict_double(d, "rest_force", &p->rest_force) || tsubu_dict_double(d, "rest_speed", &p->rest_speed) ||
+        tsubu_dict_int(d, "smoothing", &p->smoothing) || tsubu_dict_double(d, "max_elements", &max_elements) ||
+        tsubu_dict_double(d, "seed", &seed))
+        return -1;
+    p->max_elements = (long)max_elements;
+    p->seed = (uint64_t)seed;
+    return 0;
+}
+
+static int read_object(PyObject *d, ts_sand_object *o, PyObject *keep)
+{
+    tsubu_mesh_arrays mesh;
+    int role;
+    if (tsubu_read_mesh(d, keep, &mesh) < 0 || tsubu_dict_int(d, "role", &role) ||
+        tsubu_dict_double(d, "density", &o->density) || tsubu_dict_vec(d, "velocity", o->velocity, 3) ||
+        tsubu_dict_vec(d, "angular_velocity", o->angular_velocity, 3) || tsubu_dict_vec(d, "origin", o->origin, 3) ||
+        tsubu_dict_vec(d, "rotation", o->rotation, 4))
+        return -1;
+    o->role = (ts_sand_role)role;
+    o->name = mesh.name;
+    o->vertices = mesh.vertices, o->vertex_count = mesh.vertex_count;
+    o->triangles = mesh.triangles, o->triangle_count = mesh.triangle_count;
+    o->motion = mesh.motion, o->motion_frames = mesh.motion_frames;
+    return 0;
+}
+
+static ts_status restore_sand(void *state, const ts_frame *cp, ts_error *err)
+{
+    return ts_sand_restore(state, cp, err);
+}
+
+static PyObject *stats_dict(const ts_sand *s)
+{
+    ts_sand_stats st;
+    ts_sand_get_stats(s, &st);
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:d,s:d,s:d,s:d,s:d,s:d,s:l}", "elements", (Py_ssize_t)st.elements,
+                         "airborne", (Py_ssize_t)st.airborne, "on_objects", (Py_ssize_t)st.on_objects,
+                         "region_columns", (Py_ssize_t)st.region_columns, "max_elements_seen",
+                         (Py_ssize_t)st.max_elements_seen, "volume_bed", st.volume_bed, "volume_elements",
+                         st.volume_elements, "volume_airborne", st.volume_airborne, "volume_lost", st.volume_lost,
+                         "peak_airborne_volume", st.peak_airborne_volume, "max_speed", st.max_speed, "steps",
+                         st.steps);
+}
+
+static PyObject *sand_bake(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
+                            "max_substeps", "progress", "compression", NULL};
+    PyObject *settings, *objects;
+    tsubu_run_args a = {NULL, 0, 0, -1, 1000, 1, 24.0, Py_None};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOi", names, &PyDict_Type, &settings, &PyList_Type,
+                                     &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
+                                     &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression))
+        return NULL;
+    if (a.first_frame < 0)
+        a.first_frame = a.frame_start;
+    ts_sand_params p;
+    Py_ssize_t n = PyList_GET_SIZE(objects);
+    ts_sand_object *objs = calloc((size_t)n + 1, sizeof *objs);
+    PyObject *keep = PyList_New(0), *result = NULL;
+    ts_sand *s = NULL;
+    if (!objs || !keep) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_params(settings, &p) < 0)
+        goto done;
+    p.frame_start = a.frame_start;
+    p.fps = a.fps;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (read_object(PyList_GET_ITEM(objects, i), &objs[i], keep) < 0)
+            goto done;
+    ts_error err;
+    ts_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ts_sand_create(&s, &p, objs, (size_t)n, &err);
+    if (st == TS_OK && a.first_frame != a.frame_start)
+        st = tsubu_restore_checkpoint(restore_sand, s, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
+    Py_END_ALLOW_THREADS
+    if (st != TS_OK) {
+        tsubu_raise(&err);
+        goto done;
+    }
+    if (tsubu_run_solver(&ts_sand_ops, s, &a) == 0)
+        result = stats_dict(s);
+done:
+    ts_sand_destroy(s);
+    free(objs);
+    Py_XDECREF(keep);
+    Py_DECREF(a.cache_dir);
+    return result;
+}
+
+PyMethodDef tsubu_sand_methods[] = {
+    {"sand_bake", (PyCFunction)(void (*)(void))sand_bake, METH_VARARGS | METH_KEYWORDS,
+     "sand_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
+     "max_substeps=1000, progress=None, compression=1) -> stats dict\n\nBake the sand effect (see "
+     "tsubu/effects/sand.py, which builds the arguments from a scene description)."},
+    {NULL, NULL, 0, NULL},
+};
