@@ -46,17 +46,18 @@ def _placed(name, role, mesh, centre, **params):
     return SceneObject(name, role, v, t, matrices=m[None], params=params)
 
 
-def sand_scene(cell=0.02, frames=48):
+def sand_scene(cell=0.025, frames=36):
     """A heavy ball dropped straight into a sand bed and a second ball thrown into it at a slant."""
     bed = SceneObject("Sand", "bed", *grid_plane((-0.8, -0.5), (0.8, 0.5), 0.0, (16, 10)))
     objects = [
         bed,
-        _placed("Ball", "object", uv_sphere((0, 0, 0), 0.1, 12, 24), (-0.35, 0.0, 0.35), density=3000.0,
+        _placed("Ball", "object", uv_sphere((0, 0, 0), 0.1, 12, 24), (-0.35, 0.0, 0.35), density=400.0,
                 initial_velocity=(0.0, 0.0, -2.0)),
-        _placed("Thrown", "object", uv_sphere((0, 0, 0), 0.08, 12, 24), (0.05, 0.0, 0.3), density=3000.0,
+        _placed("Thrown", "object", uv_sphere((0, 0, 0), 0.08, 12, 24), (0.05, 0.0, 0.3), density=400.0,
                 initial_velocity=(2.5, 0.0, -2.0)),
     ]
-    params = {"cell_size": cell, "element_radius": cell / 2, "noise": 0.002}
+    params = {"cell_size": cell, "element_radius": cell / 2, "noise": 0.002, "grains_per_element": 8,
+              "dem_depth": 0.06}
     return SceneDescription("sand", params, 1, frames, 24.0, 0, objects)
 
 

@@ -79,13 +79,12 @@ struct ts_sand {
     double *fx, *fy, *fz, *tx, *ty, *tz;
     uint32_t *id;
     uint8_t *flags;
+    uint8_t *supported;          /* the last force pass found a DE under this one */
     contacts c[2];               /* c[cur] read, c[!cur] written by the force pass */
     int cur;
     double *reaction;            /* per DE and object: force xyz, point xyz (serial sum after the pass) */
     float *gx, *gy, *gz;         /* float positions for the grid */
     ts_grid grid;
-    uint32_t *order;             /* scratch: DEs by column */
-    uint32_t *column_start, *column_fill;
 
     object *objects;
     size_t n_objects;
@@ -118,7 +117,7 @@ static ts_status check_params(const ts_sand_params *p, ts_error *err)
     struct { const char *name; double v; } positive[] = {
         {"element_radius", p->element_radius}, {"bulk_density", p->bulk_density},
         {"contact_time", p->contact_time}, {"steps_per_contact", p->steps_per_contact},
-        {"split_speed", p->split_speed}, {"split_gap", p->split_gap}, {"grow_force", p->grow_force}};
+        {"split_speed", p->split_speed}, {"resting_gap", p->resting_gap}, {"grow_force", p->grow_force}};
     for (size_t k = 0; k < sizeof positive / sizeof *positive; k++)
         if (!finite_positive(positive[k].v))
             return ts_fail(err, TS_ERR_INVALID, "%s must be positive (got %g)", positive[k].name, positive[k].v);
@@ -177,7 +176,7 @@ static ts_status grow_elements(ts_sand *s, size_t need, ts_error *err)
 #define GROW(ptr, count) do { void *q_ = realloc((ptr), (count) * sizeof *(ptr)); ok = ok && q_; if (q_) (ptr) = q_; } while (0)
     GROW(s->id, cap);
     GROW(s->flags, cap);
-    GROW(s->order, cap);
+    GROW(s->supported, cap);
     GROW(s->reaction, cap * 6 * (s->n_objects + 1));
     for (int b = 0; b < 2; b++) {
         GROW(s->c[b].count, cap);
@@ -343,10 +342,9 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
     s->column_scratch = malloc(s->n_columns * sizeof *s->column_scratch);
     s->display_f = malloc(s->n_columns * sizeof *s->display_f);
     s->region = calloc(s->n_columns, 1);
-    s->column_start = malloc((s->n_columns + 1) * sizeof *s->column_start);
-    s->column_fill = malloc(s->n_columns * sizeof *s->column_fill);
+
     s->objects = calloc(count, sizeof *s->objects);
-    if (!s->bed || !s->display || !s->column_scratch || !s->display_f || !s->region || !s->column_start || !s->column_fill ||
+    if (!s->bed || !s->display || !s->column_scratch || !s->display_f || !s->region ||
         !s->objects)
         return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for a %d x %d bed", p->nx, p->ny);
     ts_grid_init(&s->grid);
@@ -403,7 +401,7 @@ void ts_sand_destroy(ts_sand *s)
     free(s->objects);
     void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch, s->x, s->y, s->z, s->vx, s->vy,
                    s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m, s->fx, s->fy, s->fz, s->tx, s->ty, s->tz, s->id,
-                   s->flags, s->reaction, s->gx, s->gy, s->gz, s->order, s->column_start, s->column_fill, s->cp};
+                   s->flags, s->supported, s->reaction, s->gx, s->gy, s->gz, s->cp};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         free(all[k]);
     for (int b = 0; b < 2; b++) {
@@ -443,12 +441,15 @@ static void rebuild_display(ts_sand *s)
         double fx = (s->x[i] - s->cols.x0) / s->cols.cell - 0.5, fy = (s->y[i] - s->cols.y0) / s->cols.cell - 0.5;
         int i0 = (int)floor(fx), j0 = (int)floor(fy);
         double ax = fx - i0, ay = fy - j0, h = s->vol[i] / area;
+        int inside;
+        size_t own = column_of(s, s->x[i], s->y[i], &inside);
         for (int b = 0; b < 2; b++)
             for (int a = 0; a < 2; a++) {
                 int ci = i0 + a < 0 ? 0 : (i0 + a >= nx ? nx - 1 : i0 + a);
                 int cj = j0 + b < 0 ? 0 : (j0 + b >= ny ? ny - 1 : j0 + b);
+                size_t c = (size_t)ci + (size_t)nx * cj;
                 double w = (a ? ax : 1.0 - ax) * (b ? ay : 1.0 - ay);
-                s->display[(size_t)ci + (size_t)nx * cj] += w * h;
+                s->display[s->region[c] ? c : own] += w * h; /* sand stays within the region's columns */
             }
     }
     smooth_heights(s->display, s->column_scratch, s->region, nx, ny, s->p.smoothing);
@@ -635,9 +636,10 @@ static int near_region_edge(const ts_sand *s, size_t c)
 
 /* §4.2: grow the region where a DE at its edge pushes the bed beside it
  * sideways harder than grow_force x its weight, or has left the region.
- * (The sideways push rather than the paper's total force: DEs settling
- * into the gaps along the edge feel impacts of many weights, which would
- * grow a region under an object at rest over the whole bed.) */
+ * (The sideways push of a moving DE rather than the paper's total force:
+ * DEs settling along the edge feel impacts of many weights and the bed's
+ * pressure waves reach far, which would grow the region over the whole bed
+ * where no sand flows.) */
 static ts_status grow_region(ts_sand *s, ts_error *err)
 {
     const double g = ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
@@ -652,7 +654,9 @@ static ts_status grow_region(ts_sand *s, ts_error *err)
             continue;
         const double *wall = s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6;
         double push = sqrt(wall[0] * wall[0] + wall[1] * wall[1]); /* sideways on the bed around the region */
-        int pushed = near_region_edge(s, c) && push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0);
+        double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
+        int pushed = near_region_edge(s, c) && push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0) &&
+                     v2 > 100.0 * s->p.rest_speed * s->p.rest_speed;
         if (pushed || !s->region[c])
             mark_around(s, (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx), GROW_RADIUS, box);
     }
@@ -671,8 +675,17 @@ typedef struct span_source {
 
 static int source_spans(const span_source *src, int i, int j, ts_span *bed_span, const ts_span **out)
 {
-    if (i < 0 || j < 0 || i >= src->cols->nx || j >= src->cols->ny)
+    int outside = i < 0 || j < 0 || i >= src->cols->nx || j >= src->cols->ny;
+    if (outside && src->map)
         return 0;
+    if (outside) { /* the bed ends in walls: sand does not pour off its edges */
+        bed_span->bottom = -INFINITY;
+        bed_span->top = INFINITY;
+        bed_span->n_top = ts_v3(0, 0, 1);
+        bed_span->n_bottom = ts_v3(0, 0, -1);
+        *out = bed_span;
+        return 1;
+    }
     if (src->map) {
         int count;
         *out = ts_hsmap_column(src->map, i, j, &count);
@@ -703,6 +716,38 @@ static int face_contact(const ts_span *sp, double z, double reach, double *d, ts
     return 1;
 }
 
+static int column_holds(const span_source *src, int i, int j, double z)
+{
+    ts_span bed_span;
+    const ts_span *sp;
+    int count = source_spans(src, i, j, &bed_span, &sp);
+    for (int k = 0; k < count; k++)
+        if (z > sp[k].bottom && z < sp[k].top)
+            return 1;
+    return 0;
+}
+
+/* A DE whose centre is inside a span of its own column - it came in from
+ * the side, or the span appeared around it as the object moved a cell -
+ * is pushed out of the column box by the shortest way: up, down, or through
+ * a side whose neighbour is open at its height. (Pushing it to the far
+ * top or bottom face, as fig. 3 (a) would, throws it out at any speed.) */
+static void inside_span(const span_source *src, int ci, int cj, const ts_span *sp, ts_vec3 p, double r, double *d,
+                        ts_vec3 *n)
+{
+    const ts_columns *g = src->cols;
+    *d = sp->top - p.z + r, *n = sp->n_top;
+    if (p.z - sp->bottom + r < *d)
+        *d = p.z - sp->bottom + r, *n = sp->n_bottom;
+    static const int step[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+    for (int e = 0; e < 4; e++) {
+        double face = step[e][0] ? g->x0 + (ci + (step[e][0] > 0)) * g->cell : g->y0 + (cj + (step[e][1] > 0)) * g->cell;
+        double through = fabs(face - (step[e][0] ? p.x : p.y)) + r;
+        if (through < *d && !column_holds(src, ci + step[e][0], cj + step[e][1], p.z))
+            *d = through, *n = ts_v3(step[e][0], step[e][1], 0);
+    }
+}
+
 /* DE at p with radius r against a source, §4.3.1 and fig. 3: the spans of
  * its own column (a), the sides of the neighbours' spans that its centre
  * height falls within (b), and otherwise their top and bottom faces (c);
@@ -722,8 +767,11 @@ static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n
     for (int k = 0; k < count; k++) {
         double d;
         ts_vec3 n;
-        if (face_contact(&sp[k], p.z, r, &d, &n))
-            d_sum += d, n_sum = ts_v3_add(n_sum, n), hits++;
+        if (p.z > sp[k].bottom && p.z < sp[k].top)
+            inside_span(src, ci, cj, &sp[k], p, r, &d, &n);
+        else if (!face_contact(&sp[k], p.z, r, &d, &n))
+            continue;
+        d_sum += d, n_sum = ts_v3_add(n_sum, n), hits++;
     }
     /* the eight neighbours: the paper's four sides, and the corners, without
      * which a DE rolls out diagonally between two side walls */
@@ -822,7 +870,7 @@ static void element_forces(ts_sand *s, size_t i, double dt, element_force *ef)
     const ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
     const uint32_t *old_partner = old->partner + i * MAX_CONTACTS;
     const int old_count = old->count[i];
-    int count = 0;
+    int count = 0, supported = 0;
     ts_neighbor_ranges nr;
     ts_grid_neighbor_ranges(&s->grid, (float)xi, (float)yi, (float)zi, &nr);
     for (int q = 0; q < nr.n; q++)
@@ -848,6 +896,7 @@ static void element_forces(ts_sand *s, size_t i, double dt, element_force *ef)
             ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
             ef->F = ts_v3_add(ef->F, res.force);
             ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), ri));
+            supported |= u_n.z < -0.5; /* a DE below holds it */
             if (count < MAX_CONTACTS) {
                 next->partner[i * MAX_CONTACTS + (size_t)count] = s->id[j];
                 memcpy(next->d_t + (i * MAX_CONTACTS + (size_t)count) * 3, &d_t, sizeof d_t);
@@ -855,6 +904,7 @@ static void element_forces(ts_sand *s, size_t i, double dt, element_force *ef)
             }
         }
     next->count[i] = (uint8_t)count;
+    s->supported[i] = (uint8_t)supported;
 }
 
 static void compute_forces(ts_sand *s, double dt)
@@ -998,14 +1048,14 @@ static int resting_on_object(const ts_sand *s, size_t i)
         ts_columns_index(&s->cols, s->x[i], s->y[i], &ci, &cj);
         const ts_span *sp = ts_hsmap_column(&s->objects[k].map, ci, cj, &count);
         for (int q = 0; q < count; q++)
-            if (sp[q].top <= s->z[i] && s->z[i] - s->r[i] - sp[q].top < s->p.split_gap * s->p.element_radius)
+            if (sp[q].top <= s->z[i] && s->z[i] - s->r[i] - sp[q].top < s->p.resting_gap * s->p.element_radius)
                 return 1;
     }
     return 0;
 }
 
 /* Split DE i into grain-size airborne DEs (§4.4 1(a)iv): velocities within
- * a cone about its own, strung out along them so they do not overlap. */
+ * a cone about its own, positions spread inside the DE along them. */
 static ts_status split_airborne(ts_sand *s, size_t i, ts_error *err)
 {
     double grain_volume = s->element_volume0 / s->p.grains_per_element;
@@ -1031,7 +1081,12 @@ static ts_status split_airborne(ts_sand *s, size_t i, ts_error *err)
         double phi = 2.0 * M_PI * u2;
         ts_vec3 dir = ts_v3_add(ts_v3_scale(axis, cos_a),
                                 ts_v3_add(ts_v3_scale(e1, sin_a * cos(phi)), ts_v3_scale(e2, sin_a * sin(phi))));
-        ts_vec3 pos = ts_v3_add(p, ts_v3_scale(dir, 2.0 * rg * (double)g));
+        /* within the parent's sphere, a little ahead along the grain's own
+         * direction: grains do not collide with each other in flight, so they
+         * need not be strung out as the paper does (which, for 30 grains,
+         * reaches many element sizes away - into objects) */
+        double u3 = ts_rng_hash_uniform(s->p.seed ^ 0x9e3779b97f4a7c15ull, parent, (uint64_t)g);
+        ts_vec3 pos = ts_v3_add(p, ts_v3_scale(dir, (s->r[i] - rg) * cbrt(u3)));
         if (g > 0) {
             add_element(s, pos, ts_v3_scale(dir, speed), rg, vol, FLAG_AIRBORNE);
         } else { /* the DE itself becomes the first grain */
@@ -1044,46 +1099,26 @@ static ts_status split_airborne(ts_sand *s, size_t i, ts_error *err)
     return TS_OK;
 }
 
-/* §4.4 step 1: walk each column's ground DEs upward; a DE separated from
- * the stack below it by more than the gap and flying up fast spatters. */
+/* §4.4 step 1 (iv): a ground DE thrown off the surface - nothing below it
+ * (no DE under it, neither the bed nor an object) - and rising faster than
+ * split_speed spatters into grains. (The paper compares the DE with the top
+ * of its column's stack; with columns one DE wide, a DE held up by DEs in
+ * the next columns looks detached there, and sand squeezed up around a
+ * pressing object would spatter from inside the bed.) */
 static ts_status detect_spatter(ts_sand *s, ts_error *err)
 {
-    size_t n = s->n, nc = s->n_columns;
-    memset(s->column_start, 0, (nc + 1) * sizeof *s->column_start);
+    const contacts *c = &s->c[s->cur]; /* the contacts of the last force pass */
+    size_t n = s->n;
     for (size_t i = 0; i < n; i++) {
-        int inside;
-        if (!(s->flags[i] & FLAG_AIRBORNE))
-            s->column_start[column_of(s, s->x[i], s->y[i], &inside) + 1]++;
+        if ((s->flags[i] & FLAG_AIRBORNE) || s->supported[i] || s->vz[i] <= s->p.split_speed)
+            continue;
+        int touching = 0;
+        for (int k = 0; k < SOURCE_SLOTS; k++)
+            touching |= c->source[i * SOURCE_SLOTS + k] != NO_SOURCE;
+        if (!touching)
+            s->flags[i] |= FLAG_SPLIT;
     }
-    for (size_t c = 0; c < nc; c++)
-        s->column_start[c + 1] += s->column_start[c];
-    uint32_t *fill = s->column_fill;
-    for (size_t c = 0; c < nc; c++)
-        fill[c] = s->column_start[c];
-    for (size_t i = 0; i < n; i++) {
-        int inside;
-        if (!(s->flags[i] & FLAG_AIRBORNE))
-            s->order[fill[column_of(s, s->x[i], s->y[i], &inside)]++] = (uint32_t)i;
-    }
-    const double gap = s->p.split_gap * s->p.element_radius;
-    for (size_t c = 0; c < nc; c++) {
-        uint32_t *o = s->order + s->column_start[c];
-        size_t m = s->column_start[c + 1] - s->column_start[c];
-        for (size_t a = 1; a < m; a++) /* insertion sort by height: a handful per column */
-            for (size_t b = a; b > 0 && s->z[o[b]] < s->z[o[b - 1]]; b--) {
-                uint32_t t = o[b]; o[b] = o[b - 1]; o[b - 1] = t;
-            }
-        double top = s->bed[c];
-        for (size_t a = 0; a < m; a++) {
-            size_t i = o[a];
-            if (s->z[i] - s->r[i] - top < gap) {
-                top = fmax(top, s->z[i] + s->r[i]);
-            } else if (s->vz[i] > s->p.split_speed && !resting_on_object(s, i)) {
-                s->flags[i] |= FLAG_SPLIT;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++) /* after the walk: splitting appends DEs and may move the arrays */
+    for (size_t i = 0; i < n; i++) /* after the scan: splitting appends DEs and may move the arrays */
         if (s->flags[i] & FLAG_SPLIT) {
             s->flags[i] &= (uint8_t)~FLAG_SPLIT;
             ts_status st = split_airborne(s, i, err);
@@ -1095,10 +1130,13 @@ static ts_status detect_spatter(ts_sand *s, ts_error *err)
 
 /* Merge airborne grain a into ground DE g (§4.3.3 step 5): momentum and
  * volume kept; a DE grown past twice a lattice DE's volume is split into
- * two stacked DEs of equal volume. */
+ * two touching DEs of equal volume, the new one on the side the grain came
+ * from (free space - stacking it straight up inside a packed bed would
+ * overlap its neighbours and throw them out). */
 static ts_status merge_into(ts_sand *s, size_t a, size_t g, ts_error *err)
 {
     double m = s->m[g] + s->m[a], vol = s->vol[g] + s->vol[a];
+    ts_vec3 from = ts_v3(s->x[a] - s->x[g], s->y[a] - s->y[g], s->z[a] - s->z[g]);
     s->vx[g] = (s->m[g] * s->vx[g] + s->m[a] * s->vx[a]) / m;
     s->vy[g] = (s->m[g] * s->vy[g] + s->m[a] * s->vy[a]) / m;
     s->vz[g] = (s->m[g] * s->vz[g] + s->m[a] * s->vz[a]) / m;
@@ -1110,12 +1148,11 @@ static ts_status merge_into(ts_sand *s, size_t a, size_t g, ts_error *err)
     ts_status st = grow_elements(s, s->n + 1, err);
     if (st != TS_OK)
         return st;
-    double r = s->r[g] / cbrt(2.0);
+    double r = s->r[g] / cbrt(2.0), len = ts_v3_length(from);
+    ts_vec3 dir = len > 0.0 ? ts_v3_scale(from, 1.0 / len) : ts_v3(0, 0, 1);
     s->vol[g] = 0.5 * vol, s->m[g] = 0.5 * m, s->r[g] = r;
-    ts_vec3 p = ts_v3(s->x[g], s->y[g], s->z[g] + r), v = ts_v3(s->vx[g], s->vy[g], s->vz[g]);
-    s->z[g] -= r;
-    s->c[s->cur].count[g] = 0;
-    add_element(s, p, v, r, 0.5 * vol, 0);
+    ts_vec3 p = ts_v3(s->x[g] + 2.0 * r * dir.x, s->y[g] + 2.0 * r * dir.y, s->z[g] + 2.0 * r * dir.z);
+    add_element(s, p, ts_v3(s->vx[g], s->vy[g], s->vz[g]), r, 0.5 * vol, 0);
     return TS_OK;
 }
 
@@ -1125,6 +1162,9 @@ static ts_status merge_into(ts_sand *s, size_t a, size_t g, ts_error *err)
 static ts_status land_and_remove(ts_sand *s, ts_error *err)
 {
     const double area = s->p.cell_size * s->p.cell_size;
+    /* a falling grain lands within half an element radius of a ground DE:
+     * touching alone would let grains sift down through the pores of the DEs */
+    const double reach = 0.5 * s->p.element_radius;
     size_t n = s->n;
     for (size_t a = 0; a < n; a++) {
         int inside;
@@ -1134,8 +1174,9 @@ static ts_status land_and_remove(ts_sand *s, ts_error *err)
             s->vol[a] = 0.0;
             continue;
         }
-        if (!(s->flags[a] & FLAG_AIRBORNE) || s->vz[a] > 0.0 || s->vol[a] == 0.0)
+        if (!(s->flags[a] & FLAG_AIRBORNE) || s->vol[a] == 0.0)
             continue;
+        const double need = s->vz[a] > 0.0 ? 0.0 : reach; /* rising grains merge only into DEs they hit */
         ts_neighbor_ranges nr;
         ts_grid_neighbor_ranges(&s->grid, (float)s->x[a], (float)s->y[a], (float)s->z[a], &nr);
         size_t best = SIZE_MAX;
@@ -1147,14 +1188,14 @@ static ts_status land_and_remove(ts_sand *s, ts_error *err)
                     continue;
                 double dx = s->x[g] - s->x[a], dy = s->y[g] - s->y[a], dz = s->z[g] - s->z[a];
                 double gap = sqrt(dx * dx + dy * dy + dz * dz) - s->r[g] - s->r[a];
-                if (gap < 0.0 && (best == SIZE_MAX || gap < best_gap))
+                if (gap < need && (best == SIZE_MAX || gap < best_gap))
                     best = g, best_gap = gap;
             }
         if (best != SIZE_MAX) {
             ts_status st = merge_into(s, a, best, err);
             if (st != TS_OK)
                 return st;
-        } else if (s->z[a] - s->r[a] <= s->bed[c]) {
+        } else if (s->vz[a] <= 0.0 && s->z[a] - s->r[a] <= s->bed[c]) {
             s->bed[c] += s->vol[a] / area;
             s->vol[a] = 0.0;
         }

@@ -28,7 +28,7 @@ static int read_params(PyObject *d, ts_sand_params *p)
         tsubu_dict_double(d, "contact_time", &p->contact_time) ||
         tsubu_dict_double(d, "steps_per_contact", &p->steps_per_contact) ||
         tsubu_dict_vec(d, "gravity", p->gravity, 3) || tsubu_dict_double(d, "dem_depth", &p->dem_depth) ||
-        tsubu_dict_double(d, "split_speed", &p->split_speed) || tsubu_dict_double(d, "split_gap", &p->split_gap) ||
+        tsubu_dict_double(d, "split_speed", &p->split_speed) || tsubu_dict_double(d, "resting_gap", &p->resting_gap) ||
         tsubu_dict_double(d, "cone_angle", &p->cone_angle) || tsubu_dict_double(d, "grow_force", &p->grow_force) ||
         tsubu_dict_double(d, "rest_force", &p->rest_force) || tsubu_dict_double(d, "rest_speed", &p->rest_speed) ||
         tsubu_dict_int(d, "smoothing", &p->smoothing) || tsubu_dict_double(d, "max_elements", &max_elements) ||

@@ -18,7 +18,7 @@ PARAMS = (
           min=1e-4, max=100.0, group="Bed"),
     Param("noise", "float", 0.0, "Amplitude of random bumps on the initial surface (§3.1)", unit="m", min=0.0,
           max=100.0, group="Bed"),
-    Param("bulk_density", "float", 1600.0, "Density of the sand bed (dry sand about 1600)", unit="kg/m³", min=1.0,
+    Param("bulk_density", "float", 1600.0, "Density of the sand bed (dry sand about 1600)", unit="kg/m³", min=1e-9,
           max=30000.0, group="Bed"),
     Param("element_radius", "float", 0.01, "Radius of a distinct element (DE) standing for many grains; half the "
           "cell size is the paper's choice", unit="m", min=1e-5, max=100.0, group="Grains"),
@@ -30,15 +30,15 @@ PARAMS = (
           max=1.0, group="Grains"),
     Param("contact_time", "float", 0.004, "Duration of a collision t_c (eq. A-9): shorter is stiffer and slower to "
           "bake", unit="s", min=1e-6, max=10.0, group="Grains"),
-    Param("split_speed", "float", 0.3, "A DE that leaves the surface faster than this upward spatters into grains",
+    Param("split_speed", "float", 0.3, "A DE thrown free of the surface faster than this upward spatters into grains",
           unit="m/s", min=1e-4, max=1000.0, group="Spatter"),
-    Param("split_gap", "float", 0.5, "Gap under a DE, in element radii, that makes it leave the surface", min=0.01,
-          max=100.0, group="Spatter", advanced=True),
+    Param("resting_gap", "float", 0.5, "A DE within this many element radii above an object rests on it (shown "
+          "with the grains, not the bed)", min=0.01, max=100.0, group="Spatter", advanced=True),
     Param("cone_angle", "float", 15.0, "Spread of the spattered grains' directions (half-angle of the cone)",
           unit="°", min=0.0, max=90.0, group="Spatter"),
     Param("dem_depth", "float", 0.0, "Depth of the moving layer below the surface; 0: half the object's height",
           unit="m", min=0.0, max=1000.0, group="Region"),
-    Param("grow_force", "float", 3.0, "The DEM region grows where an edge DE is pushed by more than this many times "
+    Param("grow_force", "float", 10.0, "The DEM region grows where an edge DE is pushed by more than this many times "
           "its weight", min=0.01, max=1e6, group="Region", advanced=True),
     Param("rest_force", "float", 0.05, "DEs with net force below this many weights ...", min=0.0, max=100.0,
           group="Region", advanced=True),
@@ -66,7 +66,7 @@ ROLES = (
          holds_settings=True),
     Role("object", "Sand Object", "A closed mesh that hits the sand: simulated by its density, or animated", params=(
         Param("motion", "enum", "simulated", "How the object moves", items=MOTIONS),
-        Param("density", "float", 2000.0, "Density of a simulated object", unit="kg/m³", min=1e-3, max=1e6),
+        Param("density", "float", 2000.0, "Density of a simulated object", unit="kg/m³", min=1e-9, max=1e6),
         Param("initial_velocity", "vector", (0.0, 0.0, 0.0), "Velocity at the start (a throw)", unit="m/s",
               min=-1000.0, max=1000.0),
         Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin at the start", unit="rad/s",
@@ -98,7 +98,7 @@ def solver_input(desc):
     p = dict(desc.parameters)
     grid = bed_grid(desc)
     settings = {k: p[k] for k in ("cell_size", "noise", "bulk_density", "element_radius", "grains_per_element",
-                                  "friction", "restitution", "contact_time", "split_speed", "split_gap", "dem_depth",
+                                  "friction", "restitution", "contact_time", "split_speed", "resting_gap", "dem_depth",
                                   "grow_force", "rest_force", "rest_speed", "smoothing", "gravity",
                                   "steps_per_contact")}
     settings.update(nx=grid["nx"], ny=grid["ny"], x0=grid["x0"], y0=grid["y0"],
