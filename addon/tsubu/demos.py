@@ -51,10 +51,10 @@ def sand_scene(cell=0.025, frames=36):
     bed = SceneObject("Sand", "bed", *grid_plane((-0.8, -0.5), (0.8, 0.5), 0.0, (16, 10)))
     objects = [
         bed,
-        _placed("Ball", "object", uv_sphere((0, 0, 0), 0.1, 12, 24), (-0.35, 0.0, 0.35), density=400.0,
+        _placed("Ball", "object", uv_sphere((0, 0, 0), 0.1, 12, 24), (-0.35, 0.0, 0.35), density=1200.0,
                 initial_velocity=(0.0, 0.0, -2.0)),
-        _placed("Thrown", "object", uv_sphere((0, 0, 0), 0.08, 12, 24), (0.05, 0.0, 0.3), density=400.0,
-                initial_velocity=(2.5, 0.0, -2.0)),
+        _placed("Thrown", "object", uv_sphere((0, 0, 0), 0.08, 12, 24), (-0.05, 0.0, 0.3), density=1200.0,
+                initial_velocity=(1.0, 0.0, -1.5)),
     ]
     params = {"cell_size": cell, "element_radius": cell / 2, "noise": 0.002, "grains_per_element": 8,
               "dem_depth": 0.06}

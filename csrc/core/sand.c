@@ -475,7 +475,7 @@ static int touches_static_side(const ts_sand *s, int i, int j, double dx, double
     const double dist[4] = {dx, cell - dx, dy, cell - dy}; /* a DE just touching the side (to rounding) is fine */
     for (int e = 0; e < 4; e++) {
         int u = i + step[e][0], v = j + step[e][1];
-        if (dist[e] >= r * (1.0 - 1e-9) || u < 0 || v < 0 || u >= s->cols.nx || v >= s->cols.ny)
+            if (dist[e] >= r * (1.0 - 1e-9) || u < 0 || v < 0 || u >= s->cols.nx || v >= s->cols.ny)
             continue;
         if (!s->region[(size_t)u + (size_t)s->cols.nx * v])
             return 1;
@@ -483,9 +483,18 @@ static int touches_static_side(const ts_sand *s, int i, int j, double dx, double
     return 0;
 }
 
-/* Is a new DE at p clear of the DEs already there (the grid is current)? */
+/* Is a new DE at p clear of the objects and of the DEs already there (the grid is current)? */
 static int site_is_free(const ts_sand *s, ts_vec3 p, double r)
 {
+    int ci, cj;
+    ts_columns_index(&s->cols, p.x, p.y, &ci, &cj);
+    for (size_t k = 0; k < s->n_objects; k++) {
+        int count;
+        const ts_span *sp = ts_hsmap_column(&s->objects[k].map, ci, cj, &count);
+        for (int q = 0; q < count; q++)
+            if (p.z + r > sp[q].bottom && p.z - r < sp[q].top)
+                return 0;
+    }
     ts_neighbor_ranges nr;
     ts_grid_neighbor_ranges(&s->grid, (float)p.x, (float)p.y, (float)p.z, &nr);
     for (int q = 0; q < nr.n; q++)
@@ -527,18 +536,21 @@ static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int 
             double xa = s->cols.x0 + i * cell, ya = s->cols.y0 + j * cell;
             for (long k = 0; floor_z + r + k * layer + r <= top; k++) {
                 double shift = (k & 1) ? r : 0.0, z = floor_z + r + k * layer;
-                long la = (long)ceil((xa - s->cols.x0 - r - shift) / (2 * r));
-                long ma = (long)ceil((ya - s->cols.y0 - r - shift) / (2 * r));
+                /* lattice indices from the column's corner; eps keeps a site on a
+                 * column's edge in exactly one column despite rounding */
+                const double eps = 1e-9 * cell;
+                long la = (long)ceil((xa - eps - s->cols.x0 - r - shift) / (2 * r));
+                long ma = (long)ceil((ya - eps - s->cols.y0 - r - shift) / (2 * r));
                 for (long m = ma;; m++) {
                     double y = s->cols.y0 + r + shift + 2 * r * m;
-                    if (y >= ya + cell)
+                    if (y >= ya + cell - eps)
                         break;
                     for (long l = la;; l++) {
                         double x = s->cols.x0 + r + shift + 2 * r * l;
-                        if (x >= xa + cell)
+                        if (x >= xa + cell - eps)
                             break;
                         ts_vec3 site = ts_v3(x, y, z);
-                        if (x < xa || y < ya || touches_static_side(s, i, j, x - xa, y - ya, r) ||
+                        if (x < xa - eps || y < ya - eps || touches_static_side(s, i, j, x - xa, y - ya, r) ||
                             !site_is_free(s, site, r))
                             continue;
                         if ((st = grow_elements(s, s->n + 1, err)) != TS_OK)
@@ -611,8 +623,12 @@ static ts_status place_under_objects(ts_sand *s, ts_error *err)
         if (s->depth <= 0.0)
             s->depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : 0.5 * ob->height;
         for (int b = 0; b < m->ny; b++)
-            for (int a = 0; a < m->nx; a++)
-                mark_around(s, m->i0 + a, m->j0 + b, FOOTPRINT_MARGIN, box);
+            for (int a = 0; a < m->nx; a++) {
+                int count;
+                ts_hsmap_column(m, m->i0 + a, m->j0 + b, &count);
+                if (count > 0) /* the footprint itself, not its bounding box's edge columns */
+                    mark_around(s, m->i0 + a, m->j0 + b, FOOTPRINT_MARGIN, box);
+            }
         if (box[2] >= 0) {
             ts_status st = convert_marked_columns(s, box[0], box[1], box[2], box[3], err);
             if (st != TS_OK)
@@ -782,14 +798,21 @@ static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n
         double qx = step[e][0] ? g->x0 + (ci + (step[e][0] > 0)) * g->cell : p.x;
         double qy = step[e][1] ? g->y0 + (cj + (step[e][1] > 0)) * g->cell : p.y;
         double ex = p.x - qx, ey = p.y - qy, dist = sqrt(ex * ex + ey * ey);
-        if (dist >= r || dist == 0.0)
+        if (dist >= r)
             continue;
+        if (dist < 1e-9 * g->cell) { /* on the face or corner itself: the way out is straight back */
+            ex = -step[e][0], ey = -step[e][1];
+            double len = sqrt(ex * ex + ey * ey);
+            ex /= len, ey /= len, dist = 0.0;
+        } else {
+            ex /= dist, ey /= dist;
+        }
         count = source_spans(src, i, j, &bed_span, &sp);
         for (int k = 0; k < count; k++) {
             double d;
             ts_vec3 n;
             if (p.z > sp[k].bottom && p.z < sp[k].top) {            /* (b): the column's side */
-                d = r - dist, n = ts_v3(ex / dist, ey / dist, 0);
+                d = r - dist, n = ts_v3(ex, ey, 0);
             } else if (!face_contact(&sp[k], p.z, sqrt(r * r - dist * dist), &d, &n)) {
                 continue;                                          /* (c) */
             }
