@@ -6,6 +6,9 @@ After a bake (and on every frame change) each domain's streams appear as:
   foreach_set, drawn as points of their radius by a Geometry Nodes group;
 - volume     -> a Volume object sequence '<Domain>.<stream>.vdb'; level-set
   grids named 'surface' are meshed by a Volume to Mesh modifier on '<Domain>.<stream>';
+- heightfield -> a grid mesh '<Domain>.<stream>' over the bed's cells whose
+  heights are set from the frame's file (the Sand Bed itself then shows as
+  a wireframe and is not rendered; the grid takes its materials);
 - transforms -> keyframes on the objects named in the manifest.
 Result objects live in the collection 'Tsubu Results'.
 """
@@ -122,6 +125,51 @@ def set_mesh_points(mesh, frame, default_radius):
     mesh.update()
 
 
+def ensure_heightfield_object(scene, domain, stream, desc):
+    """A grid mesh with a vertex at each bed cell's centre, made once per grid size."""
+    name = f"{domain.name}.{stream}"
+    nx, ny = int(desc["nx"]), int(desc["ny"])
+    obj = bpy.data.objects.get(name)
+    if obj is not None and len(obj.data.vertices) == nx * ny:
+        return obj
+    mesh = bpy.data.meshes.new(name)
+    x = desc["x0"] + (np.arange(nx) + 0.5) * desc["cell"]
+    y = desc["y0"] + (np.arange(ny) + 0.5) * desc["cell"]
+    gx, gy = np.meshgrid(x, y)
+    verts = np.stack([gx.ravel(), gy.ravel(), np.zeros(nx * ny)], axis=1)
+    i, j = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1))
+    a = (j * nx + i).ravel()
+    quads = np.stack([a, a + 1, a + nx + 1, a + nx], axis=1)
+    mesh.from_pydata(verts.tolist(), [], quads.tolist())
+    mesh.polygons.foreach_set("use_smooth", np.ones(len(quads), bool))
+    bed = bpy.data.objects.get(desc.get("object", ""))
+    for mat in bed.data.materials if bed is not None and bed.type == "MESH" else ():
+        if mat is not None:
+            mesh.materials.append(mat)
+    if not mesh.materials:
+        mesh.materials.append(sand_material())
+    if obj is None:
+        obj = ensure_object(scene, name, mesh)
+    else:
+        old = obj.data
+        obj.data = mesh
+        if old.users == 0:
+            bpy.data.meshes.remove(old)
+    return obj
+
+
+def sand_material():
+    return principled_material("Tsubu Sand", base_color=(0.76, 0.62, 0.42, 1.0), roughness=0.9)
+
+
+def set_heights(mesh, heights):
+    co = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", co)
+    co[2::3] = np.asarray(heights, np.float32).ravel()
+    mesh.vertices.foreach_set("co", co)
+    mesh.update()
+
+
 def water_material():
     """Clear water for level-set surfaces: the renderer gives reflection, refraction and Fresnel."""
     return principled_material("Tsubu Water", base_color=(0.8, 0.92, 1.0, 1.0), roughness=0.02, ior=1.33,
@@ -194,11 +242,12 @@ def load_frame(scene, domain, frame):
         m = cache.manifest()
         radius = float(m["parameters"].get("particle_radius", 0.01))
         for stream, desc in m["streams"].items():
-            if desc["kind"] != "particles":
-                continue
-            obj = ensure_points_object(scene, domain, stream)
             path = frame_path(cache.folder, stream, frame)
-            set_mesh_points(obj.data, read_particles(path) if os.path.exists(path) else None, radius)
+            if desc["kind"] == "particles":
+                obj = ensure_points_object(scene, domain, stream)
+                set_mesh_points(obj.data, read_particles(path) if os.path.exists(path) else None, radius)
+            elif desc["kind"] == "heightfield" and os.path.exists(path):
+                set_heights(ensure_heightfield_object(scene, domain, stream, desc).data, cache.read_heights(stream, frame))
     except (CorruptFileError, OSError, KeyError, ValueError) as e:
         domain.tsubu.status = f"Cache problem: {e}"
         return str(e)
@@ -217,6 +266,9 @@ def build_results(scene, domain):
                 "surface" in desc.get("grids", [])
         elif desc["kind"] == "transforms":
             apply_transforms(cache, stream)
+        elif desc["kind"] == "heightfield":  # the baked ground stands in for the bed
+            domain.hide_render = True
+            domain.display_type = "WIRE"
     load_frame(scene, domain, scene.frame_current)
     for stream, desc in m["streams"].items():  # with a surface, the points are a viewport aid only
         obj = bpy.data.objects.get(f"{domain.name}.{stream}")
