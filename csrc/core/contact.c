@@ -15,9 +15,10 @@ ts_contact_result ts_contact_force(const ts_contact_law *law, double k, double c
 {
     double v_n = ts_v3_dot(v_c, u_n);                        /* eq. A-2; approaching when < 0 */
     ts_vec3 v_t = ts_v3_sub(v_c, ts_v3_scale(u_n, v_n));      /* eq. A-3 */
-    double F_n = k * d_n - c * v_n;                           /* eq. A-7, d_n' = -v_n */
-    if (F_n < 0.0)
-        F_n = 0.0; /* a separating dashpot must not glue the pair together */
+    /* eq. A-7, d_n' = -v_n. Not clamped at zero: the brief pull of the
+     * dashpot as a pair separates is what makes the rebound exactly e_n
+     * (tests/c/test_sand.c); pairs at rest have no dashpot force at all. */
+    double F_n = k * d_n - c * v_n;
 
     /* keep the history in the tangent plane as the contact rolls, at its length */
     double len = ts_v3_length(*d_t);
@@ -27,7 +28,7 @@ ts_contact_result ts_contact_force(const ts_contact_law *law, double k, double c
     *d_t = ts_v3_add(*d_t, ts_v3_scale(v_t, dt));               /* eq. A-4 */
 
     ts_vec3 F_t = ts_v3_add(ts_v3_scale(*d_t, k), ts_v3_scale(v_t, c)); /* eq. A-8 */
-    double F_t_len = ts_v3_length(F_t), limit = law->friction * F_n;
+    double F_t_len = ts_v3_length(F_t), limit = law->friction * fabs(F_n);
     if (F_t_len > limit) { /* sliding, eq. A-6: the spring holds only what friction allows */
         F_t = F_t_len > 0.0 ? ts_v3_scale(F_t, limit / F_t_len) : F_t;
         *d_t = ts_v3_scale(ts_v3_sub(F_t, ts_v3_scale(v_t, c)), 1.0 / k);

@@ -1,0 +1,182 @@
+/* test_sand.c - the sand effect's parts in C alone (and so under ASan/UBSan):
+ * the contact law rebounds with its restitution, caps friction and acts
+ * equally and oppositely; span maps of a box and of a box with a hole are
+ * the right spans; a small drop bakes through the frame loop conserving
+ * sand volume exactly, and bad input is refused with the object named. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/contact.h"
+#include "core/hsmap.h"
+#include "core/sand.h"
+#include "fixtures.h"
+
+/* Two equal spheres meeting head-on: the rebound speed over the approach speed is e_n. */
+static void contact_rebound_has_its_restitution(void)
+{
+    const double e_n[] = {0.2, 0.5, 0.9};
+    for (int k = 0; k < 3; k++) {
+        ts_contact_law law = {0.01, e_n[k], 0.5};
+        double m = 0.1, kk, c, x1 = 0.0, x2 = 0.02 + 1e-9, v1 = 1.0, v2 = -1.0, r = 0.01, dt = 1e-5;
+        ts_contact_coefficients(&law, ts_effective_mass(1 / m, 1 / m), &kk, &c);
+        ts_vec3 d_t = ts_v3(0, 0, 0);
+        for (int step = 0; step < 100000 && !(x2 - x1 > 2 * r && v2 - v1 > 0); step++) {
+            double d_n = 2 * r - (x2 - x1);
+            double f1 = 0.0;
+            if (d_n > 0) {
+                ts_contact_result res = ts_contact_force(&law, kk, c, d_n, ts_v3(1, 0, 0), ts_v3(v2 - v1, 0, 0), dt, &d_t);
+                f1 = res.force.x;
+            }
+            v1 += f1 / m * dt, v2 -= f1 / m * dt;
+            x1 += v1 * dt, x2 += v2 * dt;
+        }
+        CHECK_NEAR((v2 - v1) / 2.0, e_n[k], 0.02 * e_n[k] + 0.005);
+    }
+}
+
+static void contact_friction_is_capped_and_opposite(void)
+{
+    ts_contact_law law = {0.01, 0.5, 0.3};
+    double k, c;
+    ts_contact_coefficients(&law, 0.05, &k, &c);
+    ts_vec3 a = ts_v3(0, 0, 0), b = ts_v3(0, 0, 0);
+    ts_vec3 u = ts_v3(0, 0, 1), v = ts_v3(2.0, 0.5, -0.1);
+    for (int i = 0; i < 50; i++) {
+        ts_contact_result r1 = ts_contact_force(&law, k, c, 1e-3, u, v, 1e-4, &a);
+        ts_contact_result r2 = ts_contact_force(&law, k, c, 1e-3, ts_v3_scale(u, -1), ts_v3_scale(v, -1), 1e-4, &b);
+        double F_n = -ts_v3_dot(r1.force, u);
+        CHECK(F_n > 0.0); /* approaching: pushed apart */
+        CHECK(ts_v3_length(r1.tangential) <= law.friction * F_n * (1 + 1e-12));
+        CHECK(r1.force.x == -r2.force.x && r1.force.y == -r2.force.y && r1.force.z == -r2.force.z);
+    }
+}
+
+static void span_map_of_a_box_and_a_ring(void)
+{
+    ts_columns g = {0.0, 0.0, 0.1, 20, 20};
+    float lo[3] = {0.3, 0.3, 0.5}, hi[3] = {0.7, 0.9, 0.8};
+    box_mesh b = make_box(lo, hi);
+    double v[24];
+    for (int i = 0; i < 24; i++)
+        v[i] = b.vertices[i];
+    ts_hsmap m;
+    ts_hsmap_init(&m);
+    ts_error err;
+    CHECK(ts_hsmap_build(&m, &g, v, 8, b.triangles, 12, &err) == TS_OK);
+    int inside = 0, count;
+    for (int j = 0; j < 20; j++)
+        for (int i = 0; i < 20; i++) {
+            const ts_span *sp = ts_hsmap_column(&m, i, j, &count);
+            double x = (i + 0.5) * 0.1, y = (j + 0.5) * 0.1;
+            int expect = x > 0.3 && x < 0.7 && y > 0.3 && y < 0.9;
+            CHECK(count == expect);
+            if (count == 1) {
+                inside++;
+                CHECK_NEAR(sp[0].bottom, 0.5, 1e-6);
+                CHECK_NEAR(sp[0].top, 0.8, 1e-6);
+                CHECK(sp[0].n_bottom.z < -0.99 && sp[0].n_top.z > 0.99);
+            }
+        }
+    CHECK(inside == 4 * 6);
+    /* two boxes stacked with a gap: two spans per column */
+    float lo2[3] = {0.3, 0.3, 1.0}, hi2[3] = {0.7, 0.9, 1.2};
+    box_mesh b2 = make_box(lo2, hi2);
+    double v2[48];
+    int32_t t2[72];
+    for (int i = 0; i < 24; i++)
+        v2[i] = v[i], v2[24 + i] = b2.vertices[i];
+    for (int i = 0; i < 36; i++)
+        t2[i] = b.triangles[i], t2[36 + i] = b2.triangles[i] + 8;
+    CHECK(ts_hsmap_build(&m, &g, v2, 16, t2, 24, &err) == TS_OK);
+    const ts_span *sp = ts_hsmap_column(&m, 5, 5, &count);
+    CHECK(count == 2);
+    if (count == 2) {
+        CHECK_NEAR(sp[0].top, 0.8, 1e-6);
+        CHECK_NEAR(sp[1].bottom, 1.0, 1e-6);
+    }
+    ts_hsmap_free(&m);
+}
+
+static ts_sand_params drop_params(void)
+{
+    ts_sand_params p;
+    memset(&p, 0, sizeof p);
+    p.cell_size = 1.0, p.nx = 24, p.ny = 24;
+    p.element_radius = 0.5, p.bulk_density = 0.0707, p.grains_per_element = 10;
+    p.friction = 0.3, p.restitution = 0.3, p.contact_time = 0.1, p.steps_per_contact = 10;
+    p.gravity[2] = -9.81, p.dem_depth = 3.0, p.split_speed = 2.0, p.resting_gap = 0.5;
+    p.cone_angle = 0.3, p.grow_force = 10.0, p.rest_force = 0.05, p.rest_speed = 0.05;
+    p.smoothing = 1, p.max_elements = 200000, p.frame_start = 1, p.fps = 24.0, p.seed = 3;
+    return p;
+}
+
+static void small_drop_conserves_volume(void)
+{
+    float bed_v[12] = {0, 0, 0, 24, 0, 0, 24, 24, 0, 0, 24, 0};
+    int32_t bed_t[6] = {0, 1, 2, 0, 2, 3};
+    float lo[3] = {9, 9, 0.5}, hi[3] = {15, 15, 4.5};
+    box_mesh b = make_box(lo, hi);
+    ts_sand_object objects[2];
+    memset(objects, 0, sizeof objects);
+    objects[0] = (ts_sand_object){.name = "Bed", .role = TS_SAND_GROUND, .vertices = bed_v, .vertex_count = 4,
+                                  .triangles = bed_t, .triangle_count = 2};
+    objects[1] = (ts_sand_object){.name = "Crate", .role = TS_SAND_OBJECT, .vertices = b.vertices, .vertex_count = 8,
+                                  .triangles = b.triangles, .triangle_count = 12, .density = 0.1,
+                                  .velocity = {0, 0, -8}, .origin = {12, 12, 2.5}, .rotation = {1, 0, 0, 0}};
+    ts_sand_params p = drop_params();
+    ts_sand *s = NULL;
+    ts_error err;
+    CHECK(ts_sand_create(&s, &p, objects, 2, &err) == TS_OK);
+    char dir[] = "/tmp/tsubu-sand-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    ts_frame_loop loop = {1, 12, 24.0, 100, dir, 1, NULL, NULL};
+    CHECK(ts_run_frames(&loop, &ts_sand_ops, s, 1, &err) == TS_OK);
+    ts_sand_stats st;
+    ts_sand_get_stats(s, &st);
+    CHECK(st.elements > 200);
+    double total = st.volume_bed + st.volume_elements + st.volume_airborne + st.volume_lost;
+    CHECK_NEAR(total, 0.0, 1e-6 * st.volume_elements);
+    const float *h = ts_sand_heights(s);
+    double under = 0.0; /* mean height under the crate */
+    for (int j = 9; j < 15; j++)
+        for (int i = 9; i < 15; i++)
+            under += h[i + 24 * j] / 36.0;
+    CHECK(under < -0.2);
+    ts_sand_destroy(s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void bad_sand_input_is_named(void)
+{
+    float bed_v[12] = {0, 0, 0, 24, 0, 0, 24, 24, 0, 0, 24, 0};
+    int32_t bed_t[6] = {0, 1, 2, 0, 2, 3};
+    float lo[3] = {9, 9, -1}, hi[3] = {15, 15, 4};
+    box_mesh b = make_box(lo, hi);
+    ts_sand_object objects[2] = {
+        {.name = "Bed", .role = TS_SAND_GROUND, .vertices = bed_v, .vertex_count = 4, .triangles = bed_t,
+         .triangle_count = 2},
+        {.name = "Buried", .role = TS_SAND_OBJECT, .vertices = b.vertices, .vertex_count = 8, .triangles = b.triangles,
+         .triangle_count = 12, .density = 1.0, .rotation = {1, 0, 0, 0}}};
+    ts_sand_params p = drop_params();
+    ts_sand *s = NULL;
+    ts_error err;
+    CHECK(ts_sand_create(&s, &p, objects, 2, &err) == TS_ERR_INVALID && strstr(err.message, "Buried"));
+    ts_sand_destroy(s);
+    p.contact_time = NAN;
+    CHECK(ts_sand_create(&s, &p, objects, 1, &err) == TS_ERR_INVALID && strstr(err.message, "contact_time"));
+    ts_sand_destroy(s);
+}
+
+const test_case sand_tests[] = {
+    {"sand/contact_rebound_has_its_restitution", contact_rebound_has_its_restitution},
+    {"sand/contact_friction_is_capped_and_opposite", contact_friction_is_capped_and_opposite},
+    {"sand/span_map_of_a_box_and_two", span_map_of_a_box_and_a_ring},
+    {"sand/small_drop_conserves_volume", small_drop_conserves_volume},
+    {"sand/bad_input_is_named", bad_sand_input_is_named},
+    {NULL, NULL},
+};
