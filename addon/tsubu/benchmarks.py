@@ -116,6 +116,153 @@ def bench_water():
     print(f"water: {best / 1e6:.2f} M particle-steps/s")
 
 
+SAND_PAPER = {"cell_size": 1.0, "element_radius": 0.5, "bulk_density": 0.05 / (4 * 2 ** 0.5 * 0.125),
+              "friction": 0.1, "restitution": 0.3, "rest_speed": 0.05, "grow_force": 10.0, "split_speed": 2.0}
+
+
+def _sand_rate(desc, fps, steps_per_frame):
+    """Elements, steps and seconds of a sand bake, timing only the substeps within each frame
+    (no set-up, no file output)."""
+    import json
+
+    from .effects import sand
+    settings, objects = sand.solver_input(desc.validate())
+    stamps = {}
+    with tempfile.TemporaryDirectory() as folder:
+        stats = _core.sand_bake(settings, objects, folder, desc.frame_start, desc.frame_end, fps,
+                                max_substeps=steps_per_frame,
+                                progress=lambda frame, *a: stamps.setdefault(frame, []).append(time.perf_counter()))
+    frames = [t for f, t in sorted(stamps.items())][1:]  # from the second frame: the DEs are placed
+    print(json.dumps({"elements": stats["max_elements_seen"], "steps": sum(len(t) - 1 for t in frames),
+                      "seconds": sum(t[-1] - t[0] for t in frames)}))
+
+
+def _sand_paper(depth):
+    """The paper's §5 scene: 128 x 128 cells of 1, DE radius 0.5 and mass 0.05, mu 0.1, a sphere of
+    radius 15 and 200 x the DE mass, dt = 0.02 s (t_c = 0.2 s, 10 steps per contact)."""
+    import math
+
+    from .scene import SceneDescription, SceneObject
+    from .shapes import grid_plane, uv_sphere
+    bed = SceneObject("Bed", "bed", *grid_plane((0, 0), (128, 128), 0.0, (4, 4)))
+    m = np.eye(4)[None].copy()
+    m[0, :3, 3] = (64, 64, 15.5)
+    ball = SceneObject("Ball", "object", *uv_sphere((0, 0, 0), 15.0, 16, 32), matrices=m,
+                       params={"density": 200 * 0.05 / (4 / 3 * math.pi * 15 ** 3), "initial_velocity": (0, 0, -10)})
+    params = dict(SAND_PAPER, contact_time=0.2, steps_per_contact=10.0, dem_depth=depth)
+    _sand_rate(SceneDescription("sand", params, 1, 5, 5.0, 0, [bed, ball]), 5.0, 10)  # 10 steps of 0.02 s a frame
+
+
+def _sand_bed(n):
+    """A settled bed of about n DEs under a resting plate (t_c = 0.1 s, dt = 0.01 s)."""
+    from .scene import SceneDescription, SceneObject
+    from .shapes import box, grid_plane
+    side = int((n / 6.0) ** 0.5)  # about 6 DEs per column in a layer 4 deep
+    size = side + 8
+    bed = SceneObject("Bed", "bed", *grid_plane((0, 0), (size, size), 0.0, (4, 4)))
+    plate = SceneObject("Plate", "object", *box((4, 4, 0.001), (4 + side, 4 + side, 1.0)),
+                        params={"motion": "animated"})
+    params = dict(SAND_PAPER, contact_time=0.1, steps_per_contact=10.0, dem_depth=4.0)
+    _sand_rate(SceneDescription("sand", params, 1, int(os.environ.get("TSUBU_BENCH_FRAMES", "4")), 10.0, 0, [bed, plate]), 10.0, 10)  # 10 steps of 0.01 s a frame
+
+
+LIGGGHTS_INPUT = """atom_style granular
+atom_modify map array
+boundary f f f
+newton off
+communicate single vel yes
+units si
+region domain block 0 {L} 0 {L} -1 20 units box
+create_box 1 domain
+neighbor 0.2 bin
+neigh_modify delay 0
+fix m1 all property/global kn peratomtypepair 1 {k}
+fix m2 all property/global kt peratomtypepair 1 {k}
+fix m3 all property/global gamman_abs peratomtypepair 1 {c}
+fix m4 all property/global gammat_abs peratomtypepair 1 {c}
+fix m5 all property/global gamman peratomtypepair 1 {c}
+fix m6 all property/global gammat peratomtypepair 1 {c}
+fix m7 all property/global coefficientFriction peratomtypepair 1 0.1
+pair_style gran model hooke/stiffness tangential history absolute_damping on
+pair_coeff * *
+timestep 0.01
+fix gravi all gravity 9.81 vector 0.0 0.0 -1.0
+fix walls all wall/gran model hooke/stiffness tangential history primitive type 1 zplane 0.0
+fix wx0 all wall/gran model hooke/stiffness tangential history primitive type 1 xplane 0.0
+fix wx1 all wall/gran model hooke/stiffness tangential history primitive type 1 xplane {L}
+fix wy0 all wall/gran model hooke/stiffness tangential history primitive type 1 yplane 0.0
+fix wy1 all wall/gran model hooke/stiffness tangential history primitive type 1 yplane {L}
+lattice fcc 1.4142135623730951 origin 0.5 0.5 0.5
+region bed block 0.4 {Lb} 0.4 {Lb} 0.4 4.0 units box
+create_atoms 1 region bed
+set group all diameter 1.0 density {rho}
+fix integr all nve/sphere
+run 20
+run 200
+"""
+
+
+def _liggghts(n, procs):
+    """Atom-steps per second of LIGGGHTS on the same spheres, law, stiffness, dt and steps; None if absent."""
+    import math
+    import re
+    import shutil
+    import subprocess
+    if not shutil.which("liggghts"):
+        return None
+    side = (n / 6.0) ** 0.5
+    m_eff = 0.025  # two DEs of mass 0.05
+    ln_e = math.log(0.3)
+    k = m_eff * (math.pi ** 2 + ln_e ** 2) / 0.1 ** 2
+    c = -2 * m_eff * ln_e / 0.1
+    text = LIGGGHTS_INPUT.format(L=side, Lb=side - 0.4, k=k, c=c, rho=0.05 / (math.pi / 6))
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "in.bed")
+        with open(path, "w") as f:
+            f.write(text)
+        cmd = ["liggghts", "-in", path] if procs == 1 else \
+            ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(procs), "liggghts", "-in", path]
+        out = subprocess.run(cmd, cwd=folder, capture_output=True, text=True).stdout
+    loops = re.findall(r"Loop time of ([0-9.e+-]+) on \d+ procs for (\d+) steps with (\d+) atoms", out)
+    if not loops:
+        return None
+    seconds, steps, atoms = loops[-1]
+    return int(atoms), int(atoms) * int(steps) / float(seconds)
+
+
+def bench_sand():
+    """The paper's scene (time per step), DEM throughput on settled beds, and LIGGGHTS side by side."""
+    import json
+    import subprocess
+    import sys
+
+    def run(code, threads):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        out = subprocess.run([sys.executable, "-c", f"import tsubu.benchmarks as b; b.{code}"], env=env,
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"sand benchmark '{code}' failed: {out.stderr.strip()[-500:]}")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    for depth, label in ((0.0, "DEM depth half the sphere (auto)"), (4.0, "DEM depth 4")):
+        for threads in (1, 2):
+            r = run(f"_sand_paper({depth})", threads)
+            print(f"sand paper scene, {label}, threads={threads}: {r['steps'] / r['seconds']:7.1f} steps/s "
+                  f"({1000 * r['seconds'] / r['steps']:.1f} ms per step, {r['elements']} DEs at most)", flush=True)
+    for n in (50_000, 500_000):
+        for threads in (1, 2):
+            r = run(f"_sand_bed({n})", threads)
+            rate = r["elements"] * r["steps"] / r["seconds"]
+            print(f"sand settled bed n={r['elements']:>7} threads={threads}: {rate / 1e6:6.2f} M particle-steps/s "
+                  f"({1e9 / rate:5.0f} ns per particle-step)", flush=True)
+        for procs in (1, 2):
+            peer = _liggghts(n, procs)
+            if peer is None:
+                print("LIGGGHTS not found (apt-get install liggghts): no side-by-side figure")
+                break
+            print(f"LIGGGHTS same bed n={peer[0]:>7} procs={procs}: {peer[1] / 1e6:6.2f} M particle-steps/s", flush=True)
+
+
 def run(effect):
     table = {"core": bench_core}
     table.update(_effect_benchmarks())
@@ -125,4 +272,4 @@ def run(effect):
 
 
 def _effect_benchmarks():
-    return {"water": bench_water}
+    return {"water": bench_water, "sand": bench_sand}

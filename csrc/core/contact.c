@@ -21,16 +21,18 @@ ts_contact_result ts_contact_force(const ts_contact_law *law, double k, double c
     double F_n = k * d_n - c * v_n;
 
     /* keep the history in the tangent plane as the contact rolls, at its length */
-    double len = ts_v3_length(*d_t);
-    ts_vec3 dt_plane = ts_v3_sub(*d_t, ts_v3_scale(u_n, ts_v3_dot(*d_t, u_n)));
-    double plane_len = ts_v3_length(dt_plane);
-    *d_t = plane_len > 0.0 ? ts_v3_scale(dt_plane, len / plane_len) : ts_v3(0, 0, 0);
+    double len2 = ts_v3_dot(*d_t, *d_t);
+    if (len2 > 0.0) {
+        ts_vec3 dt_plane = ts_v3_sub(*d_t, ts_v3_scale(u_n, ts_v3_dot(*d_t, u_n)));
+        double plane2 = ts_v3_dot(dt_plane, dt_plane);
+        *d_t = plane2 > 0.0 ? ts_v3_scale(dt_plane, sqrt(len2 / plane2)) : ts_v3(0, 0, 0);
+    }
     *d_t = ts_v3_add(*d_t, ts_v3_scale(v_t, dt));               /* eq. A-4 */
 
     ts_vec3 F_t = ts_v3_add(ts_v3_scale(*d_t, k), ts_v3_scale(v_t, c)); /* eq. A-8 */
-    double F_t_len = ts_v3_length(F_t), limit = law->friction * fabs(F_n);
-    if (F_t_len > limit) { /* sliding, eq. A-6: the spring holds only what friction allows */
-        F_t = F_t_len > 0.0 ? ts_v3_scale(F_t, limit / F_t_len) : F_t;
+    double F_t2 = ts_v3_dot(F_t, F_t), limit = law->friction * fabs(F_n);
+    if (F_t2 > limit * limit) { /* sliding, eq. A-6: the spring holds only what friction allows */
+        F_t = ts_v3_scale(F_t, limit / sqrt(F_t2));
         *d_t = ts_v3_scale(ts_v3_sub(F_t, ts_v3_scale(v_t, c)), 1.0 / k);
     }
     ts_contact_result r;
