@@ -93,6 +93,7 @@ bench: build $(BUILD)/opt/bench_core
 	OMP_NUM_THREADS=2 $(BUILD)/opt/bench_core
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench core
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench water
+	PYTHONPATH=addon $(PYTHON) -m tsubu bench sand
 
 demo: setup
 	$(MAKE) build

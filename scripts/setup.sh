@@ -13,6 +13,7 @@ APT_PACKAGES=(
     libopenvdb-dev libtbb-dev libboost-dev zlib1g-dev libqhull-dev
     clang libclang-rt-14-dev
     blender xvfb xauth libgl1-mesa-dri
+    liggghts openmpi-bin
 )
 BPY_VERSIONS=(4.2 4.5)
 

@@ -1368,20 +1368,30 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
 
 /* ------------------------------------------------------------- checkpoint */
 
-/* The checkpoint is rows of CP_WIDTH doubles, the first of each its kind. */
+/* The checkpoint is rows of CP_WIDTH doubles, the first of each its kind:
+ * a header, per DE one row of its state, its contact histories three to a
+ * row and its source contacts in one row, the bed's columns seven to a row,
+ * and the objects. (Packed: it is written every frame.) */
 #define CP_WIDTH 16
+#define CONTACTS_PER_ROW 3
+#define COLUMNS_PER_ROW 7
 enum { ROW_HEADER = 0, ROW_ELEMENT = 1, ROW_CONTACT = 2, ROW_SOURCE = 3, ROW_COLUMN = 4, ROW_OBJECT = 5 };
+
+static int has_sources(const contacts *c, size_t i)
+{
+    for (int k = 0; k < SOURCE_SLOTS; k++)
+        if (c->source[i * SOURCE_SLOTS + k] != NO_SOURCE)
+            return 1;
+    return 0;
+}
 
 static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
 {
     ts_sand *s = state;
     const contacts *c = &s->c[s->cur];
-    size_t rows = 1 + s->n + s->n_columns + s->n_objects;
-    for (size_t i = 0; i < s->n; i++) {
-        rows += c->count[i];
-        for (int k = 0; k < SOURCE_SLOTS; k++)
-            rows += c->source[i * SOURCE_SLOTS + k] != NO_SOURCE;
-    }
+    size_t rows = 1 + s->n + (s->n_columns + COLUMNS_PER_ROW - 1) / COLUMNS_PER_ROW + s->n_objects;
+    for (size_t i = 0; i < s->n; i++)
+        rows += (c->count[i] + CONTACTS_PER_ROW - 1) / CONTACTS_PER_ROW + (size_t)has_sources(c, i);
     if (rows > s->cp_rows) {
         double *grown = realloc(s->cp, rows * CP_WIDTH * sizeof *grown);
         if (!grown)
@@ -1398,22 +1408,27 @@ static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
         double e[] = {ROW_ELEMENT, s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->wx[i], s->wy[i],
                       s->wz[i], s->r[i], s->vol[i], s->m[i], s->id[i], s->flags[i]};
         memcpy(row, e, sizeof e), row += CP_WIDTH;
-        for (int k = 0; k < c->count[i]; k++) {
-            const double *d = c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3;
-            double r[] = {ROW_CONTACT, (double)i, c->partner[i * MAX_CONTACTS + (size_t)k], d[0], d[1], d[2]};
-            memcpy(row, r, sizeof r), row += CP_WIDTH;
+        for (int k = 0; k < c->count[i]; k += CONTACTS_PER_ROW, row += CP_WIDTH) {
+            int in_row = c->count[i] - k < CONTACTS_PER_ROW ? c->count[i] - k : CONTACTS_PER_ROW;
+            row[0] = ROW_CONTACT, row[1] = (double)i, row[2] = in_row;
+            for (int q = 0; q < in_row; q++) {
+                row[3 + 4 * q] = c->partner[i * MAX_CONTACTS + (size_t)(k + q)];
+                memcpy(row + 4 + 4 * q, c->d_t + (i * MAX_CONTACTS + (size_t)(k + q)) * 3, 3 * sizeof *row);
+            }
         }
-        for (int k = 0; k < SOURCE_SLOTS; k++) {
-            if (c->source[i * SOURCE_SLOTS + k] == NO_SOURCE)
-                continue;
-            const double *d = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
-            double r[] = {ROW_SOURCE, (double)i, c->source[i * SOURCE_SLOTS + k], d[0], d[1], d[2], k};
-            memcpy(row, r, sizeof r), row += CP_WIDTH;
+        if (has_sources(c, i)) {
+            row[0] = ROW_SOURCE, row[1] = (double)i;
+            for (int k = 0; k < SOURCE_SLOTS; k++) {
+                row[2 + 4 * k] = c->source[i * SOURCE_SLOTS + k];
+                memcpy(row + 3 + 4 * k, c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3, 3 * sizeof *row);
+            }
+            row += CP_WIDTH;
         }
     }
-    for (size_t q = 0; q < s->n_columns; q++) {
-        double r[] = {ROW_COLUMN, s->bed[q], s->region[q]};
-        memcpy(row, r, sizeof r), row += CP_WIDTH;
+    for (size_t q = 0; q < s->n_columns; q += COLUMNS_PER_ROW, row += CP_WIDTH) {
+        row[0] = ROW_COLUMN, row[1] = (double)q;
+        for (size_t k = 0; k < COLUMNS_PER_ROW && q + k < s->n_columns; k++)
+            row[2 + 2 * k] = s->bed[q + k], row[3 + 2 * k] = s->region[q + k];
     }
     for (size_t k = 0; k < s->n_objects; k++) {
         const ts_rigid_body *b = &s->objects[k].rb;
@@ -1444,7 +1459,7 @@ ts_status ts_sand_restore(ts_sand *s, const ts_frame *cp, ts_error *err)
     size_t column = 0, obj = 0;
     contacts *c = &s->c[s->cur];
     for (row += CP_WIDTH; row < end; row += CP_WIDTH) {
-        size_t i = (size_t)row[1];
+        size_t i = row[1] >= 0.0 && row[1] < 1e15 ? (size_t)row[1] : SIZE_MAX; /* the owner, in contact rows */
         switch ((int)row[0]) {
         case ROW_ELEMENT:
             if (s->n >= n)
@@ -1457,26 +1472,30 @@ ts_status ts_sand_restore(ts_sand *s, const ts_frame *cp, ts_error *err)
             for (int k = 0; k < SOURCE_SLOTS; k++)
                 c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
             break;
-        case ROW_CONTACT:
-            if (i >= s->n || c->count[i] >= MAX_CONTACTS)
+        case ROW_CONTACT: {
+            int in_row = (int)row[2];
+            if (i >= s->n || in_row < 1 || in_row > CONTACTS_PER_ROW || c->count[i] + in_row > MAX_CONTACTS)
                 return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
-            c->partner[i * MAX_CONTACTS + c->count[i]] = (uint32_t)row[2];
-            memcpy(c->d_t + (i * MAX_CONTACTS + c->count[i]) * 3, row + 3, 3 * sizeof *row);
-            c->count[i]++;
-            break;
-        case ROW_SOURCE: {
-            int k = (int)row[6];
-            if (i >= s->n || k < 0 || k >= SOURCE_SLOTS)
-                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
-            c->source[i * SOURCE_SLOTS + k] = (int16_t)row[2];
-            memcpy(c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3, row + 3, 3 * sizeof *row);
+            for (int q = 0; q < in_row; q++) {
+                c->partner[i * MAX_CONTACTS + c->count[i]] = (uint32_t)row[3 + 4 * q];
+                memcpy(c->d_t + (i * MAX_CONTACTS + c->count[i]) * 3, row + 4 + 4 * q, 3 * sizeof *row);
+                c->count[i]++;
+            }
             break;
         }
+        case ROW_SOURCE:
+            if (i >= s->n)
+                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
+            for (int k = 0; k < SOURCE_SLOTS; k++) {
+                c->source[i * SOURCE_SLOTS + k] = (int16_t)row[2 + 4 * k];
+                memcpy(c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3, row + 3 + 4 * k, 3 * sizeof *row);
+            }
+            break;
         case ROW_COLUMN:
-            if (column >= s->n_columns)
-                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: too many columns; bake again");
-            s->bed[column] = row[1], s->region[column] = (uint8_t)row[2];
-            column++;
+            if ((size_t)row[1] != column || column >= s->n_columns)
+                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: columns out of order; bake again");
+            for (size_t k = 0; k < COLUMNS_PER_ROW && column < s->n_columns; k++, column++)
+                s->bed[column] = row[2 + 2 * k], s->region[column] = (uint8_t)row[3 + 2 * k];
             break;
         case ROW_OBJECT: {
             if (obj >= s->n_objects)
