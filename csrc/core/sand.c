@@ -33,7 +33,7 @@
 #define GROW_RADIUS 2        /* columns added around a DE that pushes the region's edge */
 #define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
 #define FLAG_AIRBORNE 1u
-#define FLAG_SPLIT 2u       /* chosen to spatter in this step's column walk */
+#define FLAG_SPLIT 2u       /* chosen to spatter in this step's scan */
 
 typedef struct object {
     char name[64];

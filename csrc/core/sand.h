@@ -64,7 +64,7 @@ typedef struct ts_sand_params {
     double gravity[3];
     double dem_depth;            /* depth of the DEM region below the surface, m; 0: half the object's height */
     double split_speed;          /* upward speed above which a DE touching nothing flies apart, m/s */
-    double resting_gap;            /* gap below a DE, in element radii, that makes it detached */
+    double resting_gap;          /* a DE this close above an object (element radii) rests on it */
     double cone_angle;           /* half-angle of the airborne grains' velocity jitter, radians */
     double grow_force;           /* region grows where a boundary DE feels more than this x its weight */
     double rest_force;           /* DEs under this x their weight in net force ... */
