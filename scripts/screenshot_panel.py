@@ -1,4 +1,5 @@
-"""Take docs/panel.png: the Tsubu panel on a water domain in Blender's real interface.
+"""Take docs/panel.png: the Tsubu panel on a water domain in Blender's real interface
+(TSUBU_ROLE=sand.bed TSUBU_SCREENSHOT=docs/sand_panel.png for the sand bed's).
 The 3D view is turned into a Properties editor on the Physics tab and only that
 area is captured (no splash screen, readable size).
 
@@ -18,6 +19,7 @@ sys.path.insert(0, os.path.join(ROOT, "addon"))
 import addon_utils  # noqa: E402
 
 OUT = os.environ.get("TSUBU_SCREENSHOT", os.path.join(ROOT, "docs", "panel.png"))
+ROLE = os.environ.get("TSUBU_ROLE", "water.domain")  # e.g. sand.bed for docs/sand_panel.png
 
 
 def setup():
@@ -26,7 +28,7 @@ def setup():
     cube.name = "Domain"
     cube.scale = (2, 2, 1.5)
     bpy.context.view_layer.objects.active = cube
-    cube.tsubu.role_id = "water.domain"
+    cube.tsubu.role_id = ROLE
     for area in bpy.context.screen.areas:
         if area.type == "VIEW_3D":
             area.type = "PROPERTIES"

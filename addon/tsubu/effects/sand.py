@@ -37,7 +37,7 @@ PARAMS = (
     Param("cone_angle", "float", 15.0, "Spread of the spattered grains' directions (half-angle of the cone)",
           unit="°", min=0.0, max=90.0, group="Spatter"),
     Param("dem_depth", "float", 0.0, "Depth of the moving layer below the surface; 0: half the object's height",
-          unit="m", min=0.0, max=1000.0, group="Region"),
+          label="DEM Depth", unit="m", min=0.0, max=1000.0, group="Region"),
     Param("grow_force", "float", 10.0, "The DEM region grows where an edge DE is pushed by more than this many times "
           "its weight", min=0.01, max=1e6, group="Region", advanced=True),
     Param("rest_force", "float", 0.05, "DEs with net force below this many weights ...", min=0.0, max=100.0,
