@@ -1,9 +1,10 @@
-"""The README's demo: bake the built-in water scene with the add-on in headless
-Blender and render one frame with Cycles (CPU, few samples).
+"""The README's demo: bake a built-in scene (water by default) with the add-on in
+headless Blender and render one frame with Cycles (CPU, few samples).
 
-    blender -b --factory-startup --python scripts/demo.py -- [--out out] [--frame 40] [--samples 16]
+    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand] [--out out]
+        [--frame N] [--samples 16]
 
-Writes OUT/water_demo.png, OUT/water_demo.blend and the cache in OUT/tsubu_cache/.
+Writes OUT/<effect>_demo.png, OUT/<effect>_demo.blend and the cache in OUT/tsubu_cache/.
 """
 import argparse
 import os
@@ -26,12 +27,22 @@ def material(name, color, roughness=0.5):
     return mat
 
 
-def stage(scene, samples):
+# per effect: the object holding the settings, the camera (location, rotation), the frame shown, looks by name
+SCENES = {
+    "water": ("Domain", (1.05, -1.3, 1.45), (0.82, 0.0, 0.68), 40,
+              {"Container": ((0.85, 0.85, 0.82), 0.4), "Crate": ((0.55, 0.33, 0.14), 0.6),
+               "Stone": ((0.18, 0.18, 0.19), 0.7)}),
+    "sand": ("Sand", (0.95, -1.25, 0.75), (1.1, 0.0, 0.62), 12,
+             {"Ball": ((0.5, 0.08, 0.06), 0.4), "Thrown": ((0.1, 0.2, 0.5), 0.4),
+              "Tsubu Particles": ((0.76, 0.62, 0.42), 0.9)}),
+}
+
+
+def stage(scene, samples, camera, looks):
     """Camera, sun, sky, floor and materials: a plain studio look."""
     cam = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
     scene.collection.objects.link(cam)
-    cam.location = (1.05, -1.3, 1.45)
-    cam.rotation_euler = (0.82, 0.0, 0.68)
+    cam.location, cam.rotation_euler = camera
     cam.data.lens = 30
     scene.camera = cam
     sun = bpy.data.objects.new("Sun", bpy.data.lights.new("Sun", "SUN"))
@@ -48,8 +59,10 @@ def stage(scene, samples):
     floor = bpy.data.objects.new("Floor", floor_mesh)
     floor.data.materials.append(material("Floor", (0.35, 0.33, 0.3), 0.8))
     scene.collection.objects.link(floor)
-    looks = {"Container": ((0.85, 0.85, 0.82), 0.4), "Crate": ((0.55, 0.33, 0.14), 0.6),
-             "Stone": ((0.18, 0.18, 0.19), 0.7)}
+    grains = bpy.data.materials.get("Tsubu Particles")
+    if grains is not None and "Tsubu Particles" in looks:  # sand-coloured grains
+        color, rough = looks["Tsubu Particles"]
+        grains.node_tree.nodes["Principled BSDF"].inputs["Base Color"].default_value = (*color, 1.0)
     for obj in scene.objects:
         for prefix, (color, rough) in looks.items():
             if obj.name.startswith(prefix) and obj.type == "MESH":
@@ -66,7 +79,8 @@ def main():
     argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
     ap = argparse.ArgumentParser(prog="demo.py")
     ap.add_argument("--out", default=os.path.join(ROOT, "out"))
-    ap.add_argument("--frame", type=int, default=40)
+    ap.add_argument("--effect", choices=sorted(SCENES), default="water")
+    ap.add_argument("--frame", type=int, default=None, help="the frame to render (default: one that shows the effect)")
     ap.add_argument("--samples", type=int, default=24)
     ap.add_argument("--reuse", action="store_true", help="render from an existing cache instead of baking")
     args = ap.parse_args(argv)
@@ -79,28 +93,30 @@ def main():
     bpy.ops.wm.read_factory_settings(use_empty=True)
     addon_utils.enable("tsubu", default_set=True)
     scene = bpy.context.scene
-    desc = demos.water_scene()
+    holder, *camera, frame, looks = SCENES[args.effect]
+    frame = args.frame if args.frame is not None else frame
+    desc = demos.DEMOS[args.effect]()
     scene.frame_start, scene.frame_end = desc.frame_start, desc.frame_end
     scene.render.fps = int(desc.fps)
     made = create_objects(desc)
-    domain = made["Domain"]
+    domain = made[holder]
     domain.tsubu.cache_dir = os.path.join(out, "tsubu_cache")
     bpy.context.view_layer.objects.active = domain
 
     started = time.monotonic()
-    if args.reuse and os.path.exists(os.path.join(out, "tsubu_cache", "Domain", "manifest.json")):
+    if args.reuse and os.path.exists(os.path.join(out, "tsubu_cache", holder, "manifest.json")):
         from tsubu.blender import playback
         playback.build_results(scene, domain)
     elif bpy.ops.tsubu.bake() != {"FINISHED"}:
         sys.exit(f"demo: the bake failed: {domain.tsubu.status}")
     print(f"demo: baked {desc.frame_end} frames in {time.monotonic() - started:.0f} s ({domain.tsubu.status})")
-    stage(scene, args.samples)
-    scene.frame_set(args.frame)
-    scene.render.filepath = os.path.join(out, "water_demo.png")
+    stage(scene, args.samples, camera, looks)
+    scene.frame_set(frame)
+    scene.render.filepath = os.path.join(out, f"{args.effect}_demo.png")
     started = time.monotonic()
     bpy.ops.render.render(write_still=True)
-    print(f"demo: rendered frame {args.frame} in {time.monotonic() - started:.0f} s -> {scene.render.filepath}")
-    bpy.ops.wm.save_as_mainfile(filepath=os.path.join(out, "water_demo.blend"))
+    print(f"demo: rendered frame {frame} in {time.monotonic() - started:.0f} s -> {scene.render.filepath}")
+    bpy.ops.wm.save_as_mainfile(filepath=os.path.join(out, f"{args.effect}_demo.blend"))
 
 
 main()
