@@ -80,8 +80,7 @@ struct ts_sand {
     uint32_t *id;
     uint8_t *flags;
     uint8_t *supported;          /* the last force pass found a DE under this one */
-    contacts c[2];               /* c[cur] read, c[!cur] written by the force pass */
-    int cur;
+    contacts c;                  /* each DE's own slots: the force pass rebuilds them in place */
     double *reaction;            /* per DE and object: force xyz, point xyz (serial sum after the pass) */
     float *gx, *gy, *gz;         /* float positions for the grid */
     ts_grid grid;
@@ -178,13 +177,11 @@ static ts_status grow_elements(ts_sand *s, size_t need, ts_error *err)
     GROW(s->flags, cap);
     GROW(s->supported, cap);
     GROW(s->reaction, cap * 6 * (s->n_objects + 1));
-    for (int b = 0; b < 2; b++) {
-        GROW(s->c[b].count, cap);
-        GROW(s->c[b].partner, cap * MAX_CONTACTS);
-        GROW(s->c[b].d_t, cap * MAX_CONTACTS * 3);
-        GROW(s->c[b].source, cap * SOURCE_SLOTS);
-        GROW(s->c[b].source_d_t, cap * SOURCE_SLOTS * 3);
-    }
+    GROW(s->c.count, cap);
+    GROW(s->c.partner, cap * MAX_CONTACTS);
+    GROW(s->c.d_t, cap * MAX_CONTACTS * 3);
+    GROW(s->c.source, cap * SOURCE_SLOTS);
+    GROW(s->c.source_d_t, cap * SOURCE_SLOTS * 3);
 #undef GROW
     if (!ok)
         return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for %zu distinct elements", cap);
@@ -202,7 +199,7 @@ static size_t add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, doubl
     s->r[i] = radius, s->vol[i] = volume, s->m[i] = volume * s->p.bulk_density;
     s->id[i] = s->next_id++;
     s->flags[i] = flags;
-    contacts *c = &s->c[s->cur];
+    contacts *c = &s->c;
     c->count[i] = 0;
     for (int k = 0; k < SOURCE_SLOTS; k++)
         c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
@@ -219,7 +216,7 @@ static void move_element(ts_sand *s, size_t to, size_t from)
         d[k][to] = d[k][from];
     s->id[to] = s->id[from];
     s->flags[to] = s->flags[from];
-    contacts *c = &s->c[s->cur];
+    contacts *c = &s->c;
     c->count[to] = c->count[from];
     memcpy(c->partner + to * MAX_CONTACTS, c->partner + from * MAX_CONTACTS, MAX_CONTACTS * sizeof *c->partner);
     memcpy(c->d_t + to * MAX_CONTACTS * 3, c->d_t + from * MAX_CONTACTS * 3, MAX_CONTACTS * 3 * sizeof *c->d_t);
@@ -404,13 +401,11 @@ void ts_sand_destroy(ts_sand *s)
                    s->flags, s->supported, s->reaction, s->gx, s->gy, s->gz, s->cp};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         free(all[k]);
-    for (int b = 0; b < 2; b++) {
-        free(s->c[b].count);
-        free(s->c[b].partner);
-        free(s->c[b].d_t);
-        free(s->c[b].source);
-        free(s->c[b].source_d_t);
-    }
+    free(s->c.count);
+    free(s->c.partner);
+    free(s->c.d_t);
+    free(s->c.source);
+    free(s->c.source_d_t);
     ts_grid_free(&s->grid);
     free(s);
 }
@@ -851,12 +846,20 @@ typedef struct element_force {
     ts_vec3 F, T;
 } element_force;
 
+/* The contact histories one DE builds in a force pass, before they replace
+ * its slots (which the pass reads for the old histories). */
+typedef struct staged_contacts {
+    int count, sources;
+    uint32_t partner[MAX_CONTACTS];
+    ts_vec3 d_t[MAX_CONTACTS];
+    int16_t source[SOURCE_SLOTS];
+    ts_vec3 source_d_t[SOURCE_SLOTS];
+} staged_contacts;
+
 /* Contact of DE i with one source (object k, or the bed when k = n_objects). */
-static void source_force(ts_sand *s, size_t i, int k, const span_source *src, double dt, int *slots,
+static void source_force(ts_sand *s, size_t i, int k, const span_source *src, double dt, staged_contacts *next,
                          element_force *ef)
 {
-    const contacts *old = &s->c[s->cur];
-    contacts *next = &s->c[!s->cur];
     ts_vec3 p = ts_v3(s->x[i], s->y[i], s->z[i]);
     double d_n, r = s->r[i];
     ts_vec3 u_n;
@@ -871,29 +874,27 @@ static void source_force(ts_sand *s, size_t i, int k, const span_source *src, do
     ts_vec3 v_c = ts_contact_velocity(v_i, w_i, r, v_obj, ts_v3(0, 0, 0), 0.0, u_n);
     double inv_obj = ob && !ob->keyframed ? ob->rb.inv_mass : 0.0;
     double m_eff = ts_effective_mass(1.0 / s->m[i], inv_obj);
-    ts_vec3 d_t = source_history(old, i, k);
+    ts_vec3 d_t = source_history(&s->c, i, k);
     ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
     ef->F = ts_v3_add(ef->F, res.force);
     ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), r));
-    if (*slots < SOURCE_SLOTS) {
-        size_t slot = i * SOURCE_SLOTS + (size_t)(*slots)++;
-        next->source[slot] = (int16_t)k;
-        memcpy(next->source_d_t + slot * 3, &d_t, sizeof d_t);
+    if (next->sources < SOURCE_SLOTS) {
+        next->source[next->sources] = (int16_t)k;
+        next->source_d_t[next->sources++] = d_t;
     }
     reaction[0] = -res.force.x, reaction[1] = -res.force.y, reaction[2] = -res.force.z;
     reaction[3] = point.x, reaction[4] = point.y, reaction[5] = point.z;
 }
 
 /* DE-DE contacts of ground DE i (eqs 1, 2, A-1 to A-11), in gather form. */
-static void element_forces(ts_sand *s, size_t i, double dt, element_force *ef)
+static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *next, element_force *ef)
 {
-    const contacts *old = &s->c[s->cur];
-    contacts *next = &s->c[!s->cur];
+    const contacts *old = &s->c;
     const double xi = s->x[i], yi = s->y[i], zi = s->z[i], ri = s->r[i];
     const ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
     const uint32_t *old_partner = old->partner + i * MAX_CONTACTS;
     const int old_count = old->count[i];
-    int count = 0, supported = 0;
+    int supported = 0;
     ts_neighbor_ranges nr;
     ts_grid_neighbor_ranges(&s->grid, (float)xi, (float)yi, (float)zi, &nr);
     for (int q = 0; q < nr.n; q++)
@@ -920,14 +921,28 @@ static void element_forces(ts_sand *s, size_t i, double dt, element_force *ef)
             ef->F = ts_v3_add(ef->F, res.force);
             ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), ri));
             supported |= u_n.z < -0.5; /* a DE below holds it */
-            if (count < MAX_CONTACTS) {
-                next->partner[i * MAX_CONTACTS + (size_t)count] = s->id[j];
-                memcpy(next->d_t + (i * MAX_CONTACTS + (size_t)count) * 3, &d_t, sizeof d_t);
-                count++;
+            if (next->count < MAX_CONTACTS) {
+                next->partner[next->count] = s->id[j];
+                next->d_t[next->count++] = d_t;
             }
         }
-    next->count[i] = (uint8_t)count;
     s->supported[i] = (uint8_t)supported;
+}
+
+/* Replace DE i's slots by what the pass built. */
+static void store_contacts(contacts *c, size_t i, const staged_contacts *st)
+{
+    c->count[i] = (uint8_t)st->count;
+    memcpy(c->partner + i * MAX_CONTACTS, st->partner, (size_t)st->count * sizeof *st->partner);
+    memcpy(c->d_t + i * MAX_CONTACTS * 3, st->d_t, (size_t)st->count * sizeof *st->d_t);
+    for (int k = 0; k < SOURCE_SLOTS; k++) {
+        double *d_t = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
+        c->source[i * SOURCE_SLOTS + k] = k < st->sources ? st->source[k] : NO_SOURCE;
+        if (k < st->sources)
+            memcpy(d_t, &st->source_d_t[k], sizeof st->source_d_t[k]);
+        else
+            d_t[0] = d_t[1] = d_t[2] = 0.0;
+    }
 }
 
 static void compute_forces(ts_sand *s, double dt)
@@ -937,26 +952,22 @@ static void compute_forces(ts_sand *s, double dt)
     #pragma omp parallel for schedule(dynamic, 256)
     for (size_t i = 0; i < s->n; i++) {
         element_force ef = {ts_v3_scale(g, s->m[i]), ts_v3(0, 0, 0)};
-        int slots = 0;
-        contacts *next = &s->c[!s->cur];
-        for (int k = 0; k < SOURCE_SLOTS; k++)
-            next->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
+        staged_contacts next;
+        next.count = next.sources = 0;
         if (!(s->flags[i] & FLAG_AIRBORNE))
-            element_forces(s, i, dt, &ef);
-        else
-            next->count[i] = 0;
+            element_forces(s, i, dt, &next, &ef);
         for (size_t k = 0; k < s->n_objects; k++) {
             span_source src = {&s->objects[k].map, NULL, &s->cols};
-            source_force(s, i, (int)k, &src, dt, &slots, &ef);
+            source_force(s, i, (int)k, &src, dt, &next, &ef);
         }
         if (!(s->flags[i] & FLAG_AIRBORNE)) /* airborne grains landing on the bed are deposited instead */
-            source_force(s, i, (int)s->n_objects, &bed, dt, &slots, &ef);
+            source_force(s, i, (int)s->n_objects, &bed, dt, &next, &ef);
         else
             memset(s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6, 0, 6 * sizeof(double));
+        store_contacts(&s->c, i, &next);
         s->fx[i] = ef.F.x, s->fy[i] = ef.F.y, s->fz[i] = ef.F.z;
         s->tx[i] = ef.T.x, s->ty[i] = ef.T.y, s->tz[i] = ef.T.z;
     }
-    s->cur = !s->cur;
 }
 
 /* ------------------------------------------------------------ integration */
@@ -1116,7 +1127,7 @@ static ts_status split_airborne(ts_sand *s, size_t i, ts_error *err)
             s->vx[i] = dir.x * speed, s->vy[i] = dir.y * speed, s->vz[i] = dir.z * speed;
             s->r[i] = rg, s->vol[i] = vol, s->m[i] = vol * s->p.bulk_density;
             s->flags[i] |= FLAG_AIRBORNE;
-            s->c[s->cur].count[i] = 0;
+            s->c.count[i] = 0;
         }
     }
     return TS_OK;
@@ -1130,7 +1141,7 @@ static ts_status split_airborne(ts_sand *s, size_t i, ts_error *err)
  * pressing object would spatter from inside the bed.) */
 static ts_status detect_spatter(ts_sand *s, ts_error *err)
 {
-    const contacts *c = &s->c[s->cur]; /* the contacts of the last force pass */
+    const contacts *c = &s->c; /* the contacts of the last force pass */
     size_t n = s->n;
     for (size_t i = 0; i < n; i++) {
         if ((s->flags[i] & FLAG_AIRBORNE) || s->supported[i] || s->vz[i] <= s->p.split_speed)
@@ -1388,7 +1399,7 @@ static int has_sources(const contacts *c, size_t i)
 static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
 {
     ts_sand *s = state;
-    const contacts *c = &s->c[s->cur];
+    const contacts *c = &s->c;
     size_t rows = 1 + s->n + (s->n_columns + COLUMNS_PER_ROW - 1) / COLUMNS_PER_ROW + s->n_objects;
     for (size_t i = 0; i < s->n; i++)
         rows += (c->count[i] + CONTACTS_PER_ROW - 1) / CONTACTS_PER_ROW + (size_t)has_sources(c, i);
@@ -1402,7 +1413,7 @@ static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
     memset(s->cp, 0, rows * CP_WIDTH * sizeof *s->cp);
     double *row = s->cp;
     double header[] = {ROW_HEADER, (double)s->n, (double)s->n_columns, (double)s->n_objects, s->next_id,
-                       (double)s->steps, s->depth, s->volume_lost, s->peak_airborne, (double)s->max_seen, (double)s->cur};
+                       (double)s->steps, s->depth, s->volume_lost, s->peak_airborne, (double)s->max_seen};
     memcpy(row, header, sizeof header), row += CP_WIDTH;
     for (size_t i = 0; i < s->n; i++) {
         double e[] = {ROW_ELEMENT, s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->wx[i], s->wy[i],
@@ -1454,10 +1465,10 @@ ts_status ts_sand_restore(ts_sand *s, const ts_frame *cp, ts_error *err)
     if (st != TS_OK)
         return st;
     s->next_id = (uint32_t)row[4], s->steps = (long)row[5], s->depth = row[6], s->volume_lost = row[7];
-    s->peak_airborne = row[8], s->max_seen = (size_t)row[9], s->cur = (int)row[10] != 0;
+    s->peak_airborne = row[8], s->max_seen = (size_t)row[9];
     s->n = 0;
     size_t column = 0, obj = 0;
-    contacts *c = &s->c[s->cur];
+    contacts *c = &s->c;
     for (row += CP_WIDTH; row < end; row += CP_WIDTH) {
         size_t i = row[1] >= 0.0 && row[1] < 1e15 ? (size_t)row[1] : SIZE_MAX; /* the owner, in contact rows */
         switch ((int)row[0]) {
