@@ -2,8 +2,8 @@
  *
  * State: the static heightfield `bed` (whole grid; inside the DEM region it
  * is the floor the DEs rest on), the region mask, the DEs (double SoA, with
- * per-DE contact histories in fixed slots, double-buffered so the force pass
- * is a pure gather: same result for any thread count), the objects (rigid
+ * per-DE contact histories in fixed slots, each rebuilt by its own DE, so
+ * the force pass is a pure gather: same result for any thread count), the objects (rigid
  * bodies or keyframed) with their span maps.
  *
  * One step:  objects' span maps -> neighbour grid -> forces (parallel, gather)
