@@ -41,6 +41,20 @@ def register_runner(effect, runner):
     RUNNERS[effect] = runner
 
 
+def core_runner(streams, solver_input, core_bake):
+    """The Runner of an effect whose solver is a _core.<effect>_bake function taking
+    (settings, objects) from solver_input(description) and the frame loop's arguments."""
+    def run(desc, cache, report, first_frame):
+        settings, objects = solver_input(desc)
+
+        def progress(frame, start, end, fraction):
+            return report(Progress(frame, start, end, fraction))
+
+        return core_bake(settings, objects, cache.folder, desc.frame_start, desc.frame_end, desc.fps,
+                         first_frame=first_frame, max_substeps=desc.parameters["max_substeps"], progress=progress)
+    return Runner(streams=streams, run=run)
+
+
 def scene_digest(description):
     """A hash of everything that decides the result: resume only continues the same scene."""
     h = hashlib.sha256()

@@ -1,6 +1,8 @@
 /* run_binding.c - the frame loop from Python with progress and cancel (see run_binding.h). */
 #include "run_binding.h"
 
+#include <stdlib.h>
+
 typedef struct progress_ctx {
     PyObject *callable;
     int failed;            /* the callback raised: its exception is kept for after the loop */
@@ -164,4 +166,51 @@ ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const 
         st = restore(state, &cp, err);
     ts_frame_free(&cp);
     return st;
+}
+
+PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
+                            "max_substeps", "progress", "compression", NULL};
+    PyObject *settings, *objects;
+    tsubu_run_args a = {NULL, 0, 0, -1, b->default_max_substeps, 1, 24.0, Py_None};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOi", names, &PyDict_Type, &settings, &PyList_Type,
+                                     &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
+                                     &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression))
+        return NULL;
+    if (a.first_frame < 0)
+        a.first_frame = a.frame_start;
+    Py_ssize_t n = PyList_GET_SIZE(objects);
+    char *objs = calloc((size_t)n + 1, b->object_size);
+    void *params = calloc(1, b->params_size), *state = NULL;
+    PyObject *keep = PyList_New(0), *result = NULL;
+    if (!objs || !params || !keep) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (b->read_params(settings, params, a.frame_start, a.fps) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (b->read_object(PyList_GET_ITEM(objects, i), objs + (size_t)i * b->object_size, keep) < 0)
+            goto done;
+    ts_error err;
+    ts_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = b->create(&state, params, objs, (size_t)n, &err);
+    if (st == TS_OK && a.first_frame != a.frame_start)
+        st = tsubu_restore_checkpoint(b->restore, state, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
+    Py_END_ALLOW_THREADS
+    if (st != TS_OK) {
+        tsubu_raise(&err);
+        goto done;
+    }
+    if (tsubu_run_solver(b->ops, state, &a) == 0)
+        result = b->stats(state);
+done:
+    b->destroy(state);
+    free(objs);
+    free(params);
+    Py_XDECREF(keep);
+    Py_DECREF(a.cache_dir);
+    return result;
 }

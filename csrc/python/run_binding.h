@@ -44,4 +44,25 @@ typedef ts_status (*tsubu_restore_fn)(void *state, const ts_frame *checkpoint, t
 ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const char *cache_dir, int first_frame,
                                    ts_error *err);
 
+/* What a solver's binding provides so that tsubu_bake can run it: the
+ * sizes of its parameter and object structs, readers for them (params get
+ * frame_start and fps from the call), and its create/restore/destroy/stats. */
+typedef struct tsubu_solver_binding {
+    const ts_solver_ops *ops;
+    size_t params_size, object_size;
+    int default_max_substeps;
+    int (*read_params)(PyObject *settings, void *params, int frame_start, double fps);
+    int (*read_object)(PyObject *d, void *object, PyObject *keep);
+    ts_status (*create)(void **state, const void *params, const void *objects, size_t count, ts_error *err);
+    tsubu_restore_fn restore;
+    void (*destroy)(void *state);
+    PyObject *(*stats)(const void *state);
+} tsubu_solver_binding;
+
+/* The body of every <effect>_bake(settings, objects, cache_dir, frame_start, frame_end, fps,
+ * first_frame=frame_start, max_substeps=..., progress=None, compression=1) -> stats:
+ * read the arguments, create the solver (restoring the checkpoint when first_frame is
+ * after frame_start) without the GIL, run the frame loop, return the stats dict. */
+PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw);
+
 #endif

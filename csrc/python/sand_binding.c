@@ -11,8 +11,6 @@
  * tsubu/effects/sand.py builds these from a scene description. */
 #include "run_binding.h"
 
-#include <stdlib.h>
-
 #include "core/sand.h"
 
 static int read_params(PyObject *d, ts_sand_params *p)
@@ -39,8 +37,9 @@ static int read_params(PyObject *d, ts_sand_params *p)
     return 0;
 }
 
-static int read_object(PyObject *d, ts_sand_object *o, PyObject *keep)
+static int read_object(PyObject *d, void *object, PyObject *keep)
 {
+    ts_sand_object *o = object;
     tsubu_mesh_arrays mesh;
     int role;
     if (tsubu_read_mesh(d, keep, &mesh) < 0 || tsubu_dict_int(d, "role", &role) ||
@@ -56,13 +55,24 @@ static int read_object(PyObject *d, ts_sand_object *o, PyObject *keep)
     return 0;
 }
 
+static int read_params_at(PyObject *settings, void *params, int frame_start, double fps)
+{
+    ts_sand_params *p = params;
+    if (read_params(settings, p) < 0)
+        return -1;
+    p->frame_start = frame_start;
+    p->fps = fps;
+    return 0;
+}
+
 static ts_status restore_sand(void *state, const ts_frame *cp, ts_error *err)
 {
     return ts_sand_restore(state, cp, err);
 }
 
-static PyObject *stats_dict(const ts_sand *s)
+static PyObject *stats_dict(const void *state)
 {
+    const ts_sand *s = state;
     ts_sand_stats st;
     ts_sand_get_stats(s, &st);
     return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:d,s:d,s:d,s:d,s:d,s:d,s:l}", "elements", (Py_ssize_t)st.elements,
@@ -74,54 +84,25 @@ static PyObject *stats_dict(const ts_sand *s)
                          st.steps);
 }
 
+static ts_status create_sand(void **state, const void *params, const void *objects, size_t count, ts_error *err)
+{
+    return ts_sand_create((ts_sand **)state, params, objects, count, err);
+}
+
+static void destroy_sand(void *state)
+{
+    ts_sand_destroy(state);
+}
+
+static const tsubu_solver_binding SAND = {
+    &ts_sand_ops, sizeof(ts_sand_params), sizeof(ts_sand_object), 1000, read_params_at, read_object,
+    create_sand, restore_sand, destroy_sand, stats_dict,
+};
+
 static PyObject *sand_bake(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
-                            "max_substeps", "progress", "compression", NULL};
-    PyObject *settings, *objects;
-    tsubu_run_args a = {NULL, 0, 0, -1, 1000, 1, 24.0, Py_None};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOi", names, &PyDict_Type, &settings, &PyList_Type,
-                                     &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
-                                     &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression))
-        return NULL;
-    if (a.first_frame < 0)
-        a.first_frame = a.frame_start;
-    ts_sand_params p;
-    Py_ssize_t n = PyList_GET_SIZE(objects);
-    ts_sand_object *objs = calloc((size_t)n + 1, sizeof *objs);
-    PyObject *keep = PyList_New(0), *result = NULL;
-    ts_sand *s = NULL;
-    if (!objs || !keep) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (read_params(settings, &p) < 0)
-        goto done;
-    p.frame_start = a.frame_start;
-    p.fps = a.fps;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (read_object(PyList_GET_ITEM(objects, i), &objs[i], keep) < 0)
-            goto done;
-    ts_error err;
-    ts_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = ts_sand_create(&s, &p, objs, (size_t)n, &err);
-    if (st == TS_OK && a.first_frame != a.frame_start)
-        st = tsubu_restore_checkpoint(restore_sand, s, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
-    Py_END_ALLOW_THREADS
-    if (st != TS_OK) {
-        tsubu_raise(&err);
-        goto done;
-    }
-    if (tsubu_run_solver(&ts_sand_ops, s, &a) == 0)
-        result = stats_dict(s);
-done:
-    ts_sand_destroy(s);
-    free(objs);
-    Py_XDECREF(keep);
-    Py_DECREF(a.cache_dir);
-    return result;
+    return tsubu_bake(&SAND, args, kw);
 }
 
 PyMethodDef tsubu_sand_methods[] = {

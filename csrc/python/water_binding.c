@@ -11,8 +11,6 @@
  * tsubu/effects/water.py builds these from a scene description. */
 #include "run_binding.h"
 
-#include <stdlib.h>
-
 #include "core/cache.h"
 #include "core/water.h"
 
@@ -42,8 +40,9 @@ static int read_params(PyObject *d, ts_water_params *p)
 }
 
 
-static int read_object(PyObject *d, ts_water_object *o, PyObject *keep)
+static int read_object(PyObject *d, void *object, PyObject *keep)
 {
+    ts_water_object *o = object;
     tsubu_mesh_arrays mesh;
     int role;
     if (tsubu_read_mesh(d, keep, &mesh) < 0 || tsubu_dict_int(d, "role", &role) ||
@@ -60,13 +59,24 @@ static int read_object(PyObject *d, ts_water_object *o, PyObject *keep)
     return 0;
 }
 
+static int read_params_at(PyObject *settings, void *params, int frame_start, double fps)
+{
+    ts_water_params *p = params;
+    if (read_params(settings, p) < 0)
+        return -1;
+    p->frame_start = frame_start;
+    p->fps = fps;
+    return 0;
+}
+
 static ts_status restore_water(void *state, const ts_frame *cp, ts_error *err)
 {
     return ts_water_restore(state, cp, err);
 }
 
-static PyObject *stats_dict(const ts_water *w)
+static PyObject *stats_dict(const void *state)
 {
+    const ts_water *w = state;
     ts_water_stats s;
     ts_water_get_stats(w, &s);
     return Py_BuildValue("{s:n,s:n,s:n,s:n,s:d,s:d,s:d}", "fluid_particles", (Py_ssize_t)s.fluid_particles,
@@ -75,54 +85,25 @@ static PyObject *stats_dict(const ts_water *w)
                          "potential_energy", s.potential_energy, "max_speed", s.max_speed);
 }
 
+static ts_status create_water(void **state, const void *params, const void *objects, size_t count, ts_error *err)
+{
+    return ts_water_create((ts_water **)state, params, objects, count, err);
+}
+
+static void destroy_water(void *state)
+{
+    ts_water_destroy(state);
+}
+
+static const tsubu_solver_binding WATER = {
+    &ts_water_ops, sizeof(ts_water_params), sizeof(ts_water_object), 400, read_params_at, read_object,
+    create_water, restore_water, destroy_water, stats_dict,
+};
+
 static PyObject *water_bake(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
-                            "max_substeps", "progress", "compression", NULL};
-    PyObject *settings, *objects;
-    tsubu_run_args a = {NULL, 0, 0, -1, 400, 1, 24.0, Py_None};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOi", names, &PyDict_Type, &settings, &PyList_Type,
-                                     &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
-                                     &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression))
-        return NULL;
-    if (a.first_frame < 0)
-        a.first_frame = a.frame_start;
-    ts_water_params p;
-    Py_ssize_t n = PyList_GET_SIZE(objects);
-    ts_water_object *objs = calloc((size_t)n + 1, sizeof *objs);
-    PyObject *keep = PyList_New(0), *result = NULL;
-    ts_water *w = NULL;
-    if (!objs || !keep) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (read_params(settings, &p) < 0)
-        goto done;
-    p.frame_start = a.frame_start;
-    p.fps = a.fps;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (read_object(PyList_GET_ITEM(objects, i), &objs[i], keep) < 0)
-            goto done;
-    ts_error err;
-    ts_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = ts_water_create(&w, &p, objs, (size_t)n, &err);
-    if (st == TS_OK && a.first_frame != a.frame_start)
-        st = tsubu_restore_checkpoint(restore_water, w, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
-    Py_END_ALLOW_THREADS
-    if (st != TS_OK) {
-        tsubu_raise(&err);
-        goto done;
-    }
-    if (tsubu_run_solver(&ts_water_ops, w, &a) == 0)
-        result = stats_dict(w);
-done:
-    ts_water_destroy(w);
-    free(objs);
-    Py_XDECREF(keep);
-    Py_DECREF(a.cache_dir);
-    return result;
+    return tsubu_bake(&WATER, args, kw);
 }
 
 PyMethodDef tsubu_water_methods[] = {

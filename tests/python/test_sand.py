@@ -4,19 +4,17 @@ pressed box leaves its footprint, a dropped ball comes to rest partly sunk,
 sand volume is conserved exactly; bakes are deterministic across thread
 counts and resumable, and bad scenes are refused before baking."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import tsubu
+from helpers import assert_same_bytes_with_one_or_two_threads
 from tsubu import _core
 from tsubu.effects import sand
 from sand_scenes import bed, drop, placed, press_box
 from tsubu.shapes import box
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 def airborne_volumes(cache):
@@ -82,22 +80,7 @@ def test_dropped_ball_comes_to_rest_partly_sunk(tmp_path):
 
 
 def test_same_bytes_with_one_or_two_threads(tmp_path):
-    script = ("import sys; sys.path[:0] = [sys.argv[2], sys.argv[3]]\n"
-              "from sand_scenes import drop\nimport tsubu\n"
-              "tsubu.bake(drop(200, frames=14), sys.argv[1])\n")
-    folders = []
-    for threads in (1, 2):
-        folder = str(tmp_path / f"t{threads}")
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        out = subprocess.run([sys.executable, "-c", script, folder, os.path.join(ROOT, "addon"),
-                              os.path.dirname(__file__)], env=env, capture_output=True, text=True)
-        assert out.returncode == 0, out.stderr
-        folders.append(folder)
-    for stream in ("ground", "grains", "rigid"):
-        for f in range(1, 15):
-            name = os.path.join(stream, f"{stream}_{f:06d}.tspf")
-            with open(os.path.join(folders[0], name), "rb") as a, open(os.path.join(folders[1], name), "rb") as b:
-                assert a.read() == b.read(), name
+    assert_same_bytes_with_one_or_two_threads(tmp_path, "from sand_scenes import drop\nd = drop(200, frames=14)", ("ground", "grains", "rigid"), range(1, 15))
 
 
 def test_resume_matches_an_uninterrupted_bake(tmp_path):

@@ -4,16 +4,14 @@ floats half under and a dense stone sinks, a moving cup carries its liquid,
 bakes are deterministic across thread counts, resumable, and bad scenes are
 refused before baking with the object named."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import tsubu
+from helpers import assert_same_bytes_with_one_or_two_threads
 from water_scenes import moving_cup, obj, tank
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 def bake(desc, tmp_path, name="c"):
@@ -100,25 +98,9 @@ def test_moving_cup_carries_its_liquid(tmp_path):
 
 
 def test_same_bytes_with_one_or_two_threads(tmp_path):
-    script = (
-        "import sys; sys.path[:0] = [sys.argv[2], sys.argv[3]]\n"
-        "from water_scenes import tank, obj\nimport tsubu\n"
+    assert_same_bytes_with_one_or_two_threads(tmp_path, ("from water_scenes import tank, obj\n"
         "d = tank(6, extra=[obj('Crate', 'rigid', (0.1, 0.1, 0.45), (0.3, 0.3, 0.55), density=400.0)])\n"
-        "d.parameters['write_surface'] = True\n"
-        "tsubu.bake(d, sys.argv[1])\n")
-    folders = []
-    for threads in (1, 2):
-        folder = str(tmp_path / f"t{threads}")
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        out = subprocess.run([sys.executable, "-c", script, folder, os.path.join(ROOT, "addon"),
-                              os.path.dirname(__file__)], env=env, capture_output=True, text=True)
-        assert out.returncode == 0, out.stderr
-        folders.append(folder)
-    for stream in ("fluid", "rigid"):
-        for f in range(1, 7):
-            name = os.path.join(stream, f"{stream}_{f:06d}.tspf")
-            with open(os.path.join(folders[0], name), "rb") as a, open(os.path.join(folders[1], name), "rb") as b:
-                assert a.read() == b.read(), name
+        "d.parameters['write_surface'] = True"), ("fluid", "rigid"), range(1, 7))
 
 
 def test_resume_matches_an_uninterrupted_bake(tmp_path):

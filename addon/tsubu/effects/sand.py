@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import _core
-from ..baking import Progress, Runner, register_runner
+from ..baking import core_runner, register_runner
 from ..schema import Param, Role, Schema, register
 from ..transforms import relative_motion, rotation_quaternion
 
@@ -130,15 +130,4 @@ def streams(desc):
     return out
 
 
-def run(desc, cache, report, first_frame):
-    settings, objects = solver_input(desc)
-
-    def progress(frame, start, end, fraction):
-        return report(Progress(frame, start, end, fraction))
-
-    return _core.sand_bake(settings, objects, cache.folder, desc.frame_start, desc.frame_end, desc.fps,
-                           first_frame=first_frame, max_substeps=desc.parameters["max_substeps"],
-                           progress=progress)
-
-
-register_runner("sand", Runner(streams=streams, run=run))
+register_runner("sand", core_runner(streams, solver_input, _core.sand_bake))
