@@ -40,3 +40,19 @@ ts_contact_result ts_contact_force(const ts_contact_law *law, double k, double c
     r.force = ts_v3_add(ts_v3_scale(u_n, -F_n), F_t);         /* eq. A-5 */
     return r;
 }
+
+ts_contact_result ts_contact_force_dashpot(const ts_contact_law *law, double k, double c, double d_n, ts_vec3 u_n,
+                                           ts_vec3 v_c)
+{
+    double v_n = ts_v3_dot(v_c, u_n);
+    ts_vec3 v_t = ts_v3_sub(v_c, ts_v3_scale(u_n, v_n));
+    double F_n = k * d_n - c * v_n;                          /* eq. 5 */
+    ts_vec3 F_t = ts_v3_scale(v_t, c);                       /* eq. 6 (sign: on body 1, along body 2's motion) */
+    double F_t2 = ts_v3_dot(F_t, F_t), limit = law->friction * fabs(F_n);
+    if (F_t2 > limit * limit)
+        F_t = ts_v3_scale(F_t, limit / sqrt(F_t2));
+    ts_contact_result r;
+    r.tangential = F_t;
+    r.force = ts_v3_add(ts_v3_scale(u_n, -F_n), F_t);        /* eq. 4 */
+    return r;
+}

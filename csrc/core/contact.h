@@ -8,7 +8,8 @@
  * from the pair's effective mass, a contact time t_c and a restitution e_n
  * (eqs A-9 to A-11). Sand (element-element, element-object) and fracture
  * (element contacts, projectiles) both call ts_contact_force; none has its
- * own copy.
+ * own copy. Fracture's element contacts (eqs 4-6 of the fracture paper) have
+ * no tangential spring, only a dashpot: ts_contact_force_dashpot.
  *
  * One departure: the paper's c = -m_eff ln(e_n) / t_c (A-10) is half the
  * damping of a linear oscillator whose rebound speed is e_n times its
@@ -57,5 +58,10 @@ typedef struct ts_contact_result {
  * exactly the opposite force. */
 ts_contact_result ts_contact_force(const ts_contact_law *law, double k, double c, double d_n, ts_vec3 u_n,
                                    ts_vec3 v_c, double dt, ts_vec3 *d_t);
+
+/* Eqs 4-6 of the fracture paper: normal spring-dashpot, tangential dashpot
+ * F_t = -c v_t, capped by Coulomb's mu |F_n| like eq. A-6. No history. */
+ts_contact_result ts_contact_force_dashpot(const ts_contact_law *law, double k, double c, double d_n, ts_vec3 u_n,
+                                           ts_vec3 v_c);
 
 #endif

@@ -1,0 +1,1230 @@
+/* fracture.c - the extended DEM fracture solver (see fracture.h).
+ *
+ * Per step: the pore springs (each once, in parallel: force, torques, and
+ * whether it breaks), then each element gathers its springs' forces and
+ * its contacts (elements through the neighbour grid, projectiles,
+ * colliders), then everything moves. Gathering per element keeps the sums
+ * in a fixed order, so a bake is the same on any number of threads.
+ */
+#include "fracture.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bond_levels.h"
+#include "collider.h"
+#include "contact.h"
+#include "delaunay.h"
+#include "fragments.h"
+#include "grid.h"
+#include "mesh.h"
+#include "motion.h"
+#include "rigid.h"
+#include "rng.h"
+
+#define MAX_DEBRIS_PER_BREAK 8
+#define PACKING 0.45          /* volume fraction of elements when r comes from the count */
+#define RELAX_ITERATIONS 400
+
+typedef struct spring {
+    uint32_t a, b;
+    ts_vec3 rest;      /* x_b - x_a at rest: in both elements' body frames, which start as the world's */
+    ts_vec3 perp;      /* a unit vector across it, for the twist angle */
+    double length0, p;
+    int level;
+    uint8_t broken;
+} spring;
+
+typedef struct projectile {
+    char name[64];
+    ts_rigid_body rb;
+    double radius;
+    ts_motion motion;
+    int keyframed, launch_frame, active;
+    ts_vec3 v0, w0, centroid0, origin_offset;
+    ts_quat rotation0;
+    ts_transform from, to;
+    double k, c;       /* contact with one element */
+} projectile;
+
+typedef struct obstacle {
+    ts_collider c;
+    ts_motion m;
+} obstacle;
+
+struct ts_fracture {
+    ts_fracture_params p;
+    ts_contact_law law;
+    char name[64];
+    size_t n;
+    double r, M, I, k, c, k_p, c_p, k_wall, c_wall;
+    double dt_bonds;               /* stable step of the stiffest element's springs */
+    double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz;
+    ts_quat *q;
+    double *force, *torque;        /* 3 per element */
+    double *rest;                  /* 3 per element: centre at frame_start */
+    float *gx, *gy, *gz;
+    ts_grid grid;
+    spring *springs;
+    size_t n_springs, broken;
+    uint32_t *adj_start, *adj;     /* springs of each element */
+    double *spring_force, *spring_torque;  /* 3 (on a) and 6 (a, b) per spring */
+    double *break_energy;          /* this step, per spring */
+    int levels;
+    projectile *proj;
+    size_t n_proj;
+    double *proj_load;             /* 6 per element and projectile: force and torque on the projectile */
+    obstacle *obs;
+    size_t n_obs;
+    /* debris */
+    double *dx, *dy, *dz, *dvx, *dvy, *dvz, *dr;
+    uint32_t *did;
+    uint8_t *drest;
+    size_t nd, cap_d;
+    uint32_t next_debris;
+    uint32_t *piece, *parent;
+    ts_fragments frags;
+    ts_fracture_stats timing;
+    int frame;
+    double frame_dt, s;
+    long steps;
+    double *cp;
+    size_t cp_rows;
+};
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static int finite_positive(double v) { return isfinite(v) && v > 0.0; }
+
+/* ------------------------------------------------------------------ checks */
+
+static ts_status check_params(const ts_fracture_params *p, ts_error *err)
+{
+    if (p->element_count < 5 || p->element_count > 2000000)
+        return ts_fail(err, TS_ERR_INVALID, "element_count must be 5-2,000,000 (got %d)", p->element_count);
+    struct { const char *name; double v; } positive[] = {
+        {"density", p->density}, {"contact_time", p->contact_time}, {"bond_stiffness", p->bond_stiffness},
+        {"strain_limit", p->strain_limit}, {"bend_limit", p->bend_limit}, {"twist_limit", p->twist_limit},
+        {"max_spring_length", p->max_spring_length},
+        {"debris_size", p->debris_size}, {"debris_spread", p->debris_spread},
+        {"steps_per_contact", p->steps_per_contact}};
+    for (size_t k = 0; k < sizeof positive / sizeof *positive; k++)
+        if (!finite_positive(positive[k].v))
+            return ts_fail(err, TS_ERR_INVALID, "%s must be positive (got %g)", positive[k].name, positive[k].v);
+    if (!finite_positive(p->p0) || !finite_positive(p->pH))
+        return ts_fail(err, TS_ERR_INVALID, "the strengths p0 and pH must be positive (got %g, %g): a spring of "
+                       "strength p <= 0 would break at rest (pH above p0 is allowed)", p->p0, p->pH);
+    if (!(p->restitution > 0.0 && p->restitution <= 1.0))
+        return ts_fail(err, TS_ERR_INVALID, "restitution must be in (0, 1] (got %g)", p->restitution);
+    struct { const char *name; double v; } non_negative[] = {
+        {"element_radius", p->element_radius}, {"friction", p->friction}, {"n", p->n},
+        {"hard_threshold", p->hard_threshold}, {"debris_energy", p->debris_energy},
+        {"gravity x", fabs(p->gravity[0])}, {"gravity y", fabs(p->gravity[1])}, {"gravity z", fabs(p->gravity[2])}};
+    for (size_t k = 0; k < sizeof non_negative / sizeof *non_negative; k++)
+        if (!(isfinite(non_negative[k].v) && non_negative[k].v >= 0.0))
+            return ts_fail(err, TS_ERR_INVALID, "%s must be a finite number >= 0 (got %g)", non_negative[k].name,
+                           non_negative[k].v);
+    if (p->max_debris < 0)
+        return ts_fail(err, TS_ERR_INVALID, "max_debris must be >= 0 (got %ld)", p->max_debris);
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------ memory */
+
+static ts_status alloc_elements(ts_fracture *f, ts_error *err)
+{
+    size_t n = f->n + 1;
+    double **cols[] = {&f->x, &f->y, &f->z, &f->vx, &f->vy, &f->vz, &f->wx, &f->wy, &f->wz};
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        *cols[k] = calloc(n, sizeof **cols[k]);
+    f->q = malloc(n * sizeof *f->q);
+    f->force = calloc(3 * n, sizeof *f->force);
+    f->torque = calloc(3 * n, sizeof *f->torque);
+    f->rest = calloc(3 * n, sizeof *f->rest);
+    f->gx = malloc(n * sizeof *f->gx), f->gy = malloc(n * sizeof *f->gy), f->gz = malloc(n * sizeof *f->gz);
+    f->piece = malloc(n * sizeof *f->piece), f->parent = malloc(n * sizeof *f->parent);
+    int ok = f->q && f->force && f->torque && f->rest && f->gx && f->gy && f->gz && f->piece && f->parent;
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        ok = ok && *cols[k];
+    if (!ok)
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu elements", f->n);
+    for (size_t i = 0; i < f->n; i++)
+        f->q[i] = ts_quat_identity();
+    return TS_OK;
+}
+
+static ts_status reserve_debris(ts_fracture *f, size_t need, ts_error *err)
+{
+    if (need <= f->cap_d)
+        return TS_OK;
+    size_t cap = f->cap_d ? 2 * f->cap_d : 256;
+    while (cap < need)
+        cap *= 2;
+    double **cols[] = {&f->dx, &f->dy, &f->dz, &f->dvx, &f->dvy, &f->dvz, &f->dr};
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++) {
+        double *grown = realloc(*cols[k], cap * sizeof *grown);
+        if (!grown)
+            return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu debris particles", need);
+        *cols[k] = grown;
+    }
+    uint32_t *id = realloc(f->did, cap * sizeof *id);
+    if (id) f->did = id;
+    uint8_t *rest = realloc(f->drest, cap);
+    if (rest) f->drest = rest;
+    if (!id || !rest)
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu debris particles", need);
+    f->cap_d = cap;
+    return TS_OK;
+}
+
+/* --------------------------------------------------------------- placement */
+
+static ts_vec3 element_pos(const ts_fracture *f, size_t i) { return ts_v3(f->x[i], f->y[i], f->z[i]); }
+
+static ts_status build_grid(ts_fracture *f, double h, ts_error *err)
+{
+    for (size_t i = 0; i < f->n; i++)
+        f->gx[i] = (float)f->x[i], f->gy[i] = (float)f->y[i], f->gz[i] = (float)f->z[i];
+    return ts_grid_build(&f->grid, f->gx, f->gy, f->gz, f->n, (float)h, NULL, err);
+}
+
+/* Keep a centre at least `margin` inside the surface, and a radius clear
+ * of the obstacles (a wall standing on the ground starts resting on it,
+ * not pressed into it). */
+static void keep_inside(const ts_fracture *f, const ts_collider *shape, double margin, double *x, double *y, double *z)
+{
+    ts_collider_hit hit;
+    ts_vec3 p = ts_v3(*x, *y, *z);
+    if (ts_collider_query(shape, 0.0, p, &hit) && hit.distance > -margin)
+        p = ts_v3_sub(p, ts_v3_scale(hit.normal, hit.distance + margin));
+    for (size_t k = 0; k < f->n_obs; k++)
+        if (ts_collider_query(&f->obs[k].c, 0.0, p, &hit) && hit.distance < f->r)
+            p = ts_v3_add(p, ts_v3_scale(hit.normal, f->r - hit.distance));
+    *x = p.x, *y = p.y, *z = p.z;
+}
+
+/* Appendix A: random centres inside the mesh, pushed apart until no two
+ * are closer than 2r. Each pass moves every element by half of each of its
+ * overlaps (Jacobi: the same on any thread count), then back inside. */
+static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const float bounds[6], ts_error *err)
+{
+    ts_rng rng;
+    ts_rng_seed(&rng, f->p.seed, 17);
+    double margin = 0.0;     /* centres anywhere inside, as the paper's wall of 2048 needs */
+    size_t placed = 0, tries = 0;
+    while (placed < f->n) {
+        if (++tries > 10000 * f->n + 100000)
+            return ts_fail(err, TS_ERR_INVALID, "breakable '%s': no room inside it for elements of radius %g m; lower "
+                           "Element Radius", f->name, f->r);
+        double px = bounds[0] + (bounds[3] - bounds[0]) * ts_rng_uniform(&rng);
+        double py = bounds[1] + (bounds[4] - bounds[1]) * ts_rng_uniform(&rng);
+        double pz = bounds[2] + (bounds[5] - bounds[2]) * ts_rng_uniform(&rng);
+        ts_collider_hit hit;
+        if (ts_collider_query(shape, 0.0, ts_v3(px, py, pz), &hit) && hit.distance < -margin)
+            f->x[placed] = px, f->y[placed] = py, f->z[placed] = pz, placed++;
+    }
+    double two_r = 2.0 * f->r, worst = 0;
+    for (int it = 0; it < RELAX_ITERATIONS; it++) {
+        ts_status st = build_grid(f, two_r, err);
+        if (st != TS_OK)
+            return st;
+        worst = 0;
+        #pragma omp parallel for reduction(max : worst) schedule(static)
+        for (size_t i = 0; i < f->n; i++) {
+            ts_neighbor_ranges nr;
+            ts_grid_neighbor_ranges(&f->grid, f->gx[i], f->gy[i], f->gz[i], &nr);
+            ts_vec3 push = ts_v3(0, 0, 0), xi = element_pos(f, i);
+            for (int k = 0; k < nr.n; k++)
+                for (uint32_t s = nr.begin[k]; s < nr.end[k]; s++) {
+                    uint32_t j = f->grid.sorted[s];
+                    if (j == i)
+                        continue;
+                    ts_vec3 d = ts_v3_sub(xi, element_pos(f, j));
+                    double len = ts_v3_length(d), overlap = two_r - len;
+                    if (overlap <= 0)
+                        continue;
+                    if (len < 1e-12 * two_r)   /* coincident: part them along a fixed, index-dependent axis */
+                        d = ts_v3(i < j ? 1 : -1, 0, 0), len = 1;
+                    push = ts_v3_add(push, ts_v3_scale(d, 0.5 * overlap / len));
+                    worst = fmax(worst, overlap);
+                }
+            f->vx[i] = push.x, f->vy[i] = push.y, f->vz[i] = push.z;  /* scratch */
+        }
+        for (size_t i = 0; i < f->n; i++) {
+            f->x[i] += f->vx[i], f->y[i] += f->vy[i], f->z[i] += f->vz[i];
+            keep_inside(f, shape, margin, &f->x[i], &f->y[i], &f->z[i]);
+            f->vx[i] = f->vy[i] = f->vz[i] = 0;
+        }
+        if (worst < 1e-3 * two_r)
+            break;
+    }
+    if (worst > 0.05 * two_r)
+        return ts_fail(err, TS_ERR_INVALID, "breakable '%s': %zu elements of radius %g m do not fit inside it without "
+                       "overlapping (worst overlap %.0f%% of a diameter); lower Element Count or Element Radius",
+                       f->name, f->n, f->r, 100 * worst / two_r);
+    return TS_OK;
+}
+
+/* Put the elements in grid-cell order once, so neighbours are near in memory. */
+static ts_status sort_elements(ts_fracture *f, ts_error *err)
+{
+    ts_status st = build_grid(f, 2.0 * f->r, err);
+    if (st != TS_OK)
+        return st;
+    double *tmp = malloc(3 * f->n * sizeof *tmp);
+    if (!tmp)
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory sorting %zu elements", f->n);
+    for (size_t k = 0; k < f->n; k++) {
+        uint32_t i = f->grid.sorted[k];
+        tmp[3 * k] = f->x[i], tmp[3 * k + 1] = f->y[i], tmp[3 * k + 2] = f->z[i];
+    }
+    for (size_t k = 0; k < f->n; k++) {
+        f->x[k] = tmp[3 * k], f->y[k] = tmp[3 * k + 1], f->z[k] = tmp[3 * k + 2];
+        memcpy(f->rest + 3 * k, tmp + 3 * k, 3 * sizeof *tmp);
+    }
+    free(tmp);
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------ springs */
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static ts_vec3 across(ts_vec3 d)
+{
+    ts_vec3 axis = fabs(d.x) < 0.6 ? ts_v3(1, 0, 0) : ts_v3(0, 1, 0);
+    ts_vec3 u = ts_v3_cross(d, axis);
+    return ts_v3_scale(u, 1.0 / ts_v3_length(u));
+}
+
+/* Pore springs on the Delaunay edges that lie inside the object and are not
+ * much longer than the typical spacing (a hull edge across a concavity or
+ * along the surface would bridge what is not there). */
+static ts_status make_springs(ts_fracture *f, const ts_edge *edges, size_t m, const ts_collider *shape, ts_error *err)
+{
+    double *len = malloc((m + 1) * sizeof *len);
+    f->springs = malloc((m + 1) * sizeof *f->springs);
+    if (!len || !f->springs) {
+        free(len);
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", m);
+    }
+    for (size_t e = 0; e < m; e++)
+        len[e] = ts_v3_length(ts_v3_sub(element_pos(f, edges[e].b), element_pos(f, edges[e].a)));
+    qsort(len, m, sizeof *len, compare_double);
+    double limit = f->p.max_spring_length * len[m / 2];
+    free(len);
+    size_t count = 0;
+    for (size_t e = 0; e < m; e++) {
+        ts_vec3 a = element_pos(f, edges[e].a), b = element_pos(f, edges[e].b), d = ts_v3_sub(b, a);
+        double L = ts_v3_length(d);
+        ts_collider_hit hit;
+        ts_vec3 mid = ts_v3_scale(ts_v3_add(a, b), 0.5);
+        if (L > limit || !ts_collider_query(shape, 0.0, mid, &hit) || hit.distance > 0)
+            continue;
+        spring *s = &f->springs[count++];
+        memset(s, 0, sizeof *s);
+        s->a = edges[e].a, s->b = edges[e].b;
+        s->rest = d, s->length0 = L, s->perp = across(d);
+    }
+    f->n_springs = count;
+    if (count == 0)
+        return ts_fail(err, TS_ERR_INVALID, "breakable '%s': no springs joined its elements; raise Element Count",
+                       f->name);
+    return TS_OK;
+}
+
+/* §3.2 and §4: levels (the hard level first when there is a map) and p_i by eq. 1. Grey values between the
+ * hard threshold and white lift a spring's strength toward p0 in proportion to their darkness. */
+static ts_status set_strengths(ts_fracture *f, const ts_brittleness_map *map, ts_error *err)
+{
+    size_t m = f->n_springs;
+    double *length = malloc((m + 1) * sizeof *length), *grey = malloc((m + 1) * sizeof *grey);
+    uint8_t *hard = calloc(m + 1, 1);
+    int *level = malloc((m + 1) * sizeof *level);
+    ts_edge *ends = malloc((m + 1) * sizeof *ends);
+    ts_status st = TS_OK;
+    if (!length || !grey || !hard || !level || !ends)
+        st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", m);
+    #pragma omp parallel for schedule(dynamic, 64) if (st == TS_OK)
+    for (size_t i = 0; i < m; i++) {
+        spring *s = &f->springs[i];
+        length[i] = s->length0;
+        ends[i] = (ts_edge){s->a, s->b};
+        ts_vec3 mid = ts_v3_scale(ts_v3_add(element_pos(f, s->a), element_pos(f, s->b)), 0.5);
+        grey[i] = map ? fmin(fmax(ts_brittleness_at(map, mid), 0.0), 1.0) : 1.0;
+        hard[i] = map && grey[i] < f->p.hard_threshold;
+    }
+    int H = 0;
+    if (st == TS_OK)
+        st = ts_bond_levels(f->n, ends, length, hard, m, level, &H, err);
+    for (size_t i = 0; st == TS_OK && i < m; i++) {
+        spring *s = &f->springs[i];
+        s->level = level[i];
+        s->p = ts_bond_strength(level[i], H, f->p.p0, f->p.pH, f->p.n);          /* eq. 1 */
+        if (!hard[i])
+            s->p = grey[i] * s->p + (1.0 - grey[i]) * f->p.p0;
+    }
+    f->levels = H + 1;
+    free(length), free(grey), free(hard), free(level), free(ends);
+    return st;
+}
+
+static ts_status build_adjacency(ts_fracture *f, ts_error *err)
+{
+    f->adj_start = calloc(f->n + 1, sizeof *f->adj_start);
+    f->adj = malloc((2 * f->n_springs + 1) * sizeof *f->adj);
+    uint32_t *fill = malloc((f->n + 1) * sizeof *fill);
+    f->spring_force = calloc(3 * f->n_springs + 1, sizeof *f->spring_force);
+    f->spring_torque = calloc(6 * f->n_springs + 1, sizeof *f->spring_torque);
+    f->break_energy = calloc(f->n_springs + 1, sizeof *f->break_energy);
+    if (!f->adj_start || !f->adj || !fill || !f->spring_force || !f->spring_torque || !f->break_energy) {
+        free(fill);
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", f->n_springs);
+    }
+    for (size_t s = 0; s < f->n_springs; s++)
+        f->adj_start[f->springs[s].a + 1]++, f->adj_start[f->springs[s].b + 1]++;
+    for (size_t i = 0; i < f->n; i++)
+        f->adj_start[i + 1] += f->adj_start[i];
+    memcpy(fill, f->adj_start, f->n * sizeof *fill);
+    for (size_t s = 0; s < f->n_springs; s++)
+        f->adj[fill[f->springs[s].a]++] = (uint32_t)s, f->adj[fill[f->springs[s].b]++] = (uint32_t)s;
+    free(fill);
+    return TS_OK;
+}
+
+/* The springs' dashpot and their own stable step. An element's z springs
+ * act on its spin through levers of half a spring: a sphere's small inertia
+ * (2/5 M r^2) makes that the fastest mode, of stiffness a = z k_p l^2 / I.
+ * A dashpot tied to the contact's (whose damping grows as sqrt(z) relative
+ * to this mode) would overdamp it and force tiny steps, so the springs'
+ * dashpot damps this mode at 30% of critical instead; the step is half the
+ * explicit limit of that damped oscillator. */
+#define BOND_DAMPING_RATIO 0.3
+static void bond_dashpot_and_step(ts_fracture *f)
+{
+    double z = 1, lever = 0;
+    for (size_t i = 0; i < f->n; i++)
+        z = fmax(z, f->adj_start[i + 1] - f->adj_start[i]);
+    for (size_t k = 0; k < f->n_springs; k++)
+        lever = fmax(lever, 0.5 * f->springs[k].length0);
+    double per_unit = z * fmax(lever * lever / f->I, 1.0 / f->M);
+    double a = f->k_p * per_unit, b = 2.0 * BOND_DAMPING_RATIO * sqrt(a);
+    f->c_p = b / per_unit;
+    f->dt_bonds = 1.0 / (0.5 * b + sqrt(a + 0.25 * b * b));
+}
+
+/* ------------------------------------------------------------------ objects */
+
+static ts_status add_projectile(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
+{
+    projectile *pr = &f->proj[f->n_proj];
+    memset(pr, 0, sizeof *pr);
+    snprintf(pr->name, sizeof pr->name, "%s", o->name);
+    ts_status st = ts_mesh_check_closed(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, err);
+    ts_mass_properties mp;
+    if (st == TS_OK)
+        st = ts_mesh_mass_properties(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, &mp,
+                                     err);
+    if (st != TS_OK)
+        return st;
+    pr->keyframed = o->motion != NULL;
+    if (pr->keyframed) {
+        if (o->motion_frames < 1)
+            return ts_fail(err, TS_ERR_INVALID, "projectile '%s': its animation has no frames", o->name);
+        pr->motion.rows = o->motion, pr->motion.frames = o->motion_frames;
+        pr->rb.q = ts_quat_identity();
+        pr->rb.kinematic = 1;
+    } else {
+        if (!finite_positive(o->density))
+            return ts_fail(err, TS_ERR_INVALID, "projectile '%s': density must be positive (got %g kg/m³)", o->name,
+                           o->density);
+        if ((st = ts_rigid_init(&pr->rb, &mp, o->density, o->name, err)) != TS_OK)
+            return st;
+    }
+    for (int a = 0; a < 3; a++)
+        if (!isfinite(o->velocity[a]) || !isfinite(o->angular_velocity[a]))
+            return ts_fail(err, TS_ERR_INVALID, "projectile '%s': its initial velocity is not finite", o->name);
+    pr->v0 = ts_v3(o->velocity[0], o->velocity[1], o->velocity[2]);
+    pr->w0 = ts_v3(o->angular_velocity[0], o->angular_velocity[1], o->angular_velocity[2]);
+    pr->launch_frame = o->launch_frame;
+    pr->rb.x = mp.centroid, pr->centroid0 = mp.centroid;
+    pr->origin_offset = ts_v3_sub(ts_v3(o->origin[0], o->origin[1], o->origin[2]), mp.centroid);
+    pr->rotation0 = ts_quat_normalize((ts_quat){o->rotation[0], o->rotation[1], o->rotation[2], o->rotation[3]});
+    for (size_t k = 0; k < o->vertex_count; k++) {   /* the large element: a sphere around the centroid */
+        ts_vec3 v = ts_v3(o->vertices[3 * k], o->vertices[3 * k + 1], o->vertices[3 * k + 2]);
+        pr->radius = fmax(pr->radius, ts_v3_length(ts_v3_sub(v, mp.centroid)));
+    }
+    double inv = pr->keyframed ? 0.0 : pr->rb.inv_mass;
+    ts_contact_coefficients(&f->law, ts_effective_mass(1.0 / f->M, inv), &pr->k, &pr->c);
+    f->n_proj++;
+    return TS_OK;
+}
+
+static ts_status add_obstacle(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
+{
+    obstacle *ob = &f->obs[f->n_obs];
+    float b[6];
+    ts_mesh_bounds(o->vertices, o->vertex_count, b);
+    double extent = fmax(fmax(b[3] - b[0], b[4] - b[1]), b[5] - b[2]);
+    double voxel = fmax(0.5 * f->r, extent / 400.0);
+    ts_status st = ts_collider_from_mesh(&ob->c, o->name, o->vertices, o->vertex_count, o->triangles,
+                                         o->triangle_count, voxel, 2.0 + 2.0 * f->r / voxel, err);
+    if (st != TS_OK)
+        return st;
+    ob->m.rows = o->motion, ob->m.frames = o->motion_frames;
+    f->n_obs++;
+    return TS_OK;
+}
+
+static const ts_fracture_object *find_breakable(const ts_fracture_object *objects, size_t count, ts_error *err)
+{
+    const ts_fracture_object *found = NULL;
+    for (size_t k = 0; k < count; k++)
+        if (objects[k].role == TS_FRACTURE_BREAKABLE) {
+            if (found) {
+                ts_fail(err, TS_ERR_INVALID, "fracture: '%s' and '%s' are both Breakable; one effect breaks one "
+                        "object (give each its own effect)", found->name, objects[k].name);
+                return NULL;
+            }
+            found = &objects[k];
+        }
+    if (!found)
+        ts_fail(err, TS_ERR_INVALID, "fracture: the scene has no Breakable object");
+    return found;
+}
+
+/* Element radius, mass and the contact and spring coefficients that follow from them. */
+static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
+{
+    ts_mass_properties mp;
+    ts_status st = ts_mesh_check_closed(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, err);
+    if (st == TS_OK)
+        st = ts_mesh_mass_properties(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, &mp,
+                                     err);
+    if (st != TS_OK)
+        return st;
+    f->n = (size_t)f->p.element_count;
+    f->r = f->p.element_radius > 0 ? f->p.element_radius : cbrt(PACKING * mp.volume / (f->n * 4.0 / 3.0 * M_PI));
+    f->M = f->p.density * mp.volume / f->n;     /* the elements share the object's mass */
+    f->I = 0.4 * f->M * f->r * f->r;
+    ts_contact_coefficients(&f->law, 0.5 * f->M, &f->k, &f->c);
+    ts_contact_coefficients(&f->law, f->M, &f->k_wall, &f->c_wall);
+    f->k_p = f->p.bond_stiffness * f->k;
+    return alloc_elements(f, err);
+}
+
+/* The element set-up of appendix A and §3-4, timed for the benchmark. */
+static ts_status build_breakable(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
+{
+    ts_status st = TS_OK;
+    ts_brittleness_map map = {o->brittleness, o->map_width, o->map_height, (ts_map_projection)o->projection,
+                              o->vertices, o->triangles, o->triangle_count, o->corner_uv, {0}};
+    if (o->brittleness && (st = ts_brittleness_init(&map, o->name, o->vertex_count, err)) != TS_OK)
+        return st;
+    double t0 = seconds_now();
+    float bounds[6];
+    ts_mesh_bounds(o->vertices, o->vertex_count, bounds);
+    ts_collider shape;
+    memset(&shape, 0, sizeof shape);
+    st = ts_collider_from_mesh(&shape, o->name, o->vertices, o->vertex_count, o->triangles, o->triangle_count,
+                               0.5 * f->r, 4.0, err);
+    if (st == TS_OK)
+        st = place_elements(f, &shape, bounds, err);
+    if (st == TS_OK)
+        st = sort_elements(f, err);
+    double t1 = seconds_now();
+    ts_edge *edges = NULL;
+    size_t m = 0;
+    if (st == TS_OK)
+        st = ts_delaunay_edges(f->rest, f->n, &edges, &m, err);
+    if (st == TS_OK)
+        st = make_springs(f, edges, m, &shape, err);
+    double t2 = seconds_now();
+    if (st == TS_OK)
+        st = set_strengths(f, o->brittleness ? &map : NULL, err);
+    if (st == TS_OK && (st = build_adjacency(f, err)) == TS_OK)
+        bond_dashpot_and_step(f);
+    double t3 = seconds_now();
+    if (st == TS_OK)
+        st = ts_fragments_build(o->vertices, o->triangles, o->triangle_count, o->corner_uv, f->rest, f->n, edges, m,
+                                &f->frags, err);
+    double t4 = seconds_now();
+    f->timing.seconds_placement = t1 - t0, f->timing.seconds_delaunay = t2 - t1;
+    f->timing.seconds_levels = t3 - t2, f->timing.seconds_fragments = t4 - t3;
+    free(edges);
+    ts_collider_free(&shape);
+    return st;
+}
+
+ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, const ts_fracture_object *objects,
+                             size_t count, ts_error *err)
+{
+    *out = NULL;
+    ts_status st = check_params(p, err);
+    if (st != TS_OK)
+        return st;
+    const ts_fracture_object *breakable = find_breakable(objects, count, err);
+    if (!breakable)
+        return TS_ERR_INVALID;
+    ts_fracture *f = calloc(1, sizeof *f);
+    if (!f)
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory");
+    f->p = *p;
+    f->law = (ts_contact_law){p->contact_time, p->restitution, p->friction};
+    snprintf(f->name, sizeof f->name, "%s", breakable->name);
+    ts_grid_init(&f->grid);
+    f->proj = calloc(count + 1, sizeof *f->proj);
+    f->obs = calloc(count + 1, sizeof *f->obs);
+    if (!f->proj || !f->obs)
+        st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory");
+    if (st == TS_OK)
+        st = size_elements(f, breakable, err);
+    for (size_t k = 0; st == TS_OK && k < count; k++) {   /* obstacles first: placement keeps clear of them */
+        if (objects[k].role == TS_FRACTURE_OBSTACLE)
+            st = add_obstacle(f, &objects[k], err);
+        else if (objects[k].role > TS_FRACTURE_OBSTACLE)
+            st = ts_fail(err, TS_ERR_INVALID, "object '%s': unknown fracture role %d", objects[k].name,
+                         (int)objects[k].role);
+    }
+    if (st == TS_OK)
+        st = build_breakable(f, breakable, err);
+    for (size_t k = 0; st == TS_OK && k < count; k++)
+        if (objects[k].role == TS_FRACTURE_PROJECTILE)
+            st = add_projectile(f, &objects[k], err);
+    if (st == TS_OK) {
+        f->proj_load = calloc(6 * f->n * (f->n_proj ? f->n_proj : 1), sizeof *f->proj_load);
+        if (!f->proj_load)
+            st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory");
+    }
+    if (st == TS_OK)
+        st = reserve_debris(f, 256, err);
+    if (st != TS_OK) {
+        ts_fracture_destroy(f);
+        return st;
+    }
+    *out = f;
+    return TS_OK;
+}
+
+void ts_fracture_destroy(ts_fracture *f)
+{
+    if (!f)
+        return;
+    double *cols[] = {f->x, f->y, f->z, f->vx, f->vy, f->vz, f->wx, f->wy, f->wz, f->force, f->torque, f->rest,
+                      f->spring_force, f->spring_torque, f->break_energy, f->proj_load, f->dx, f->dy, f->dz, f->dvx,
+                      f->dvy, f->dvz, f->dr, f->cp};
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        free(cols[k]);
+    free(f->q), free(f->gx), free(f->gy), free(f->gz), free(f->piece), free(f->parent);
+    free(f->springs), free(f->adj_start), free(f->adj), free(f->did), free(f->drest);
+    for (size_t k = 0; f->obs && k < f->n_obs; k++)
+        ts_collider_free(&f->obs[k].c);
+    free(f->obs), free(f->proj);
+    ts_grid_free(&f->grid);
+    ts_fragments_free(&f->frags);
+    free(f);
+}
+
+/* ------------------------------------------------------------------ springs */
+
+static double angle_between(ts_vec3 a, ts_vec3 b)
+{
+    return atan2(ts_v3_length(ts_v3_cross(a, b)), ts_v3_dot(a, b));
+}
+
+static ts_vec3 spin(const ts_fracture *f, size_t i) { return ts_v3(f->wx[i], f->wy[i], f->wz[i]); }
+static ts_vec3 velocity(const ts_fracture *f, size_t i) { return ts_v3(f->vx[i], f->vy[i], f->vz[i]); }
+
+/* Appendix A: does the spring break? Length change, bend (each element's
+ * idea of the spring's direction against the real one) and twist (the two
+ * elements' turn about the spring), each against its limit x p_i. */
+static int spring_breaks(const ts_fracture *f, const spring *s, ts_vec3 d)
+{
+    double L = ts_v3_length(d), p = s->p;
+    if (fabs(L - s->length0) > f->p.strain_limit * p * s->length0)
+        return 1;
+    ts_vec3 rest_dir = ts_v3_scale(s->rest, 1.0 / s->length0), dir = ts_v3_scale(d, 1.0 / L);
+    double bend = fmax(angle_between(ts_quat_rotate(f->q[s->a], rest_dir), dir),
+                       angle_between(ts_quat_rotate(f->q[s->b], rest_dir), dir));
+    if (bend > f->p.bend_limit * p)
+        return 1;
+    ts_vec3 ua = ts_quat_rotate(f->q[s->a], s->perp), ub = ts_quat_rotate(f->q[s->b], s->perp);
+    ua = ts_v3_sub(ua, ts_v3_scale(dir, ts_v3_dot(ua, dir)));
+    ub = ts_v3_sub(ub, ts_v3_scale(dir, ts_v3_dot(ub, dir)));
+    return angle_between(ua, ub) > f->p.twist_limit * p;
+}
+
+/* Eq. 7, F = -k_p dx, with dx measured between the points of the two
+ * elements that were the spring's midpoint at rest, so the spring turns
+ * with its elements (a rigid motion stretches nothing) and resists bending
+ * through the torques. A dashpot on the same points damps the ringing. */
+static size_t spring_pass(ts_fracture *f)
+{
+    size_t newly_broken = 0;
+    #pragma omp parallel for schedule(static) reduction(+ : newly_broken)
+    for (size_t k = 0; k < f->n_springs; k++) {
+        spring *s = &f->springs[k];
+        double *F = f->spring_force + 3 * k, *T = f->spring_torque + 6 * k;
+        f->break_energy[k] = 0;
+        if (s->broken) {
+            memset(F, 0, 3 * sizeof *F), memset(T, 0, 6 * sizeof *T);
+            continue;
+        }
+        ts_vec3 xa = element_pos(f, s->a), xb = element_pos(f, s->b);
+        ts_vec3 ra = ts_quat_rotate(f->q[s->a], ts_v3_scale(s->rest, 0.5));
+        ts_vec3 rb = ts_quat_rotate(f->q[s->b], ts_v3_scale(s->rest, -0.5));
+        ts_vec3 dx = ts_v3_sub(ts_v3_add(xb, rb), ts_v3_add(xa, ra));
+        if (spring_breaks(f, s, ts_v3_sub(xb, xa))) {
+            s->broken = 1;          /* for good: it never acts again */
+            newly_broken++;
+            f->break_energy[k] = 0.5 * f->k_p * ts_v3_dot(dx, dx);
+            memset(F, 0, 3 * sizeof *F), memset(T, 0, 6 * sizeof *T);
+            continue;
+        }
+        ts_vec3 va = ts_v3_add(velocity(f, s->a), ts_v3_cross(spin(f, s->a), ra));
+        ts_vec3 vb = ts_v3_add(velocity(f, s->b), ts_v3_cross(spin(f, s->b), rb));
+        ts_vec3 Fa = ts_v3_add(ts_v3_scale(dx, f->k_p), ts_v3_scale(ts_v3_sub(vb, va), f->c_p)); /* eq. 7 on a */
+        ts_vec3 Ta = ts_v3_cross(ra, Fa), Tb = ts_v3_cross(rb, ts_v3_scale(Fa, -1.0));
+        F[0] = Fa.x, F[1] = Fa.y, F[2] = Fa.z;
+        T[0] = Ta.x, T[1] = Ta.y, T[2] = Ta.z, T[3] = Tb.x, T[4] = Tb.y, T[5] = Tb.z;
+    }
+    return newly_broken;
+}
+
+/* ----------------------------------------------------------------- contacts */
+
+static ts_vec3 projectile_velocity(const ts_fracture *f, const projectile *pr, double frame_s)
+{
+    return pr->keyframed ? ts_motion_point_velocity(pr->from, pr->to, f->frame_dt, frame_s, pr->centroid0)
+                         : ts_rigid_velocity(&pr->rb);
+}
+
+/* Eqs 2, 4-6 for element i: gravity, its springs, and its contacts. */
+static void element_forces(ts_fracture *f, size_t i, double frame_s)
+{
+    ts_vec3 F = ts_v3_scale(ts_v3(f->p.gravity[0], f->p.gravity[1], f->p.gravity[2]), f->M), T = ts_v3(0, 0, 0);
+    for (uint32_t k = f->adj_start[i]; k < f->adj_start[i + 1]; k++) {
+        uint32_t s = f->adj[k];
+        const double *Fs = f->spring_force + 3 * s, *Ts = f->spring_torque + 6 * s;
+        int is_a = f->springs[s].a == i;
+        double sign = is_a ? 1.0 : -1.0;
+        F = ts_v3_add(F, ts_v3(sign * Fs[0], sign * Fs[1], sign * Fs[2]));
+        T = ts_v3_add(T, is_a ? ts_v3(Ts[0], Ts[1], Ts[2]) : ts_v3(Ts[3], Ts[4], Ts[5]));
+    }
+    ts_vec3 xi = element_pos(f, i), vi = velocity(f, i), wi = spin(f, i);
+    double r = f->r, two_r = 2.0 * r;
+    ts_neighbor_ranges nr;
+    ts_grid_neighbor_ranges(&f->grid, f->gx[i], f->gy[i], f->gz[i], &nr);
+    for (int k = 0; k < nr.n; k++)
+        for (uint32_t s = nr.begin[k]; s < nr.end[k]; s++) {
+            uint32_t j = f->grid.sorted[s];
+            ts_vec3 d = ts_v3_sub(element_pos(f, j), xi);
+            double d2 = ts_v3_dot(d, d);
+            if (j == i || d2 >= two_r * two_r || d2 == 0)
+                continue;
+            double len = sqrt(d2);
+            ts_vec3 u_n = ts_v3_scale(d, 1.0 / len);                 /* eq. 2 */
+            ts_vec3 v_c = ts_contact_velocity(vi, wi, r, velocity(f, j), spin(f, j), r, u_n);
+            ts_contact_result c = ts_contact_force_dashpot(&f->law, f->k, f->c, two_r - len, u_n, v_c);
+            F = ts_v3_add(F, c.force);
+            T = ts_v3_add(T, ts_v3_scale(ts_v3_cross(u_n, c.tangential), r));
+        }
+    for (size_t k = 0; k < f->n_proj; k++) {
+        projectile *pr = &f->proj[k];
+        double *load = f->proj_load + 6 * (i * f->n_proj + k);
+        memset(load, 0, 6 * sizeof *load);
+        ts_vec3 d = ts_v3_sub(pr->rb.x, xi);
+        double len = ts_v3_length(d);
+        if (!pr->active || len >= r + pr->radius || len == 0)
+            continue;
+        ts_vec3 u_n = ts_v3_scale(d, 1.0 / len);
+        ts_vec3 Wp = pr->keyframed ? ts_v3(0, 0, 0) : ts_rigid_angular_velocity(&pr->rb);
+        ts_vec3 v_c = ts_contact_velocity(vi, wi, r, projectile_velocity(f, pr, frame_s), Wp, pr->radius, u_n);
+        ts_contact_result c = ts_contact_force_dashpot(&f->law, pr->k, pr->c, r + pr->radius - len, u_n, v_c);
+        F = ts_v3_add(F, c.force);
+        T = ts_v3_add(T, ts_v3_scale(ts_v3_cross(u_n, c.tangential), r));
+        ts_vec3 tau = ts_v3_scale(ts_v3_cross(u_n, c.force), pr->radius); /* (-R u_n) x (-force) */
+        load[0] = -c.force.x, load[1] = -c.force.y, load[2] = -c.force.z;
+        load[3] = tau.x, load[4] = tau.y, load[5] = tau.z;
+    }
+    for (size_t k = 0; k < f->n_obs; k++) {
+        ts_collider_hit hit;
+        if (!ts_collider_query(&f->obs[k].c, frame_s, xi, &hit) || hit.distance >= r)
+            continue;
+        ts_vec3 u_n = ts_v3_scale(hit.normal, -1.0);
+        ts_vec3 v_c = ts_contact_velocity(vi, wi, r, hit.velocity, ts_v3(0, 0, 0), 0.0, u_n);
+        ts_contact_result c = ts_contact_force_dashpot(&f->law, f->k_wall, f->c_wall, r - hit.distance, u_n, v_c);
+        F = ts_v3_add(F, c.force);
+        T = ts_v3_add(T, ts_v3_scale(ts_v3_cross(u_n, c.tangential), r));
+    }
+    f->force[3 * i] = F.x, f->force[3 * i + 1] = F.y, f->force[3 * i + 2] = F.z;
+    f->torque[3 * i] = T.x, f->torque[3 * i + 1] = T.y, f->torque[3 * i + 2] = T.z;
+}
+
+/* Eq. 3 and its rotational twin: symplectic Euler, orientation by the exact exponential. */
+static void integrate_elements(ts_fracture *f, double dt)
+{
+    double inv_M = 1.0 / f->M, inv_I = 1.0 / f->I;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < f->n; i++) {
+        f->vx[i] += dt * inv_M * f->force[3 * i];
+        f->vy[i] += dt * inv_M * f->force[3 * i + 1];
+        f->vz[i] += dt * inv_M * f->force[3 * i + 2];
+        f->x[i] += dt * f->vx[i], f->y[i] += dt * f->vy[i], f->z[i] += dt * f->vz[i];
+        f->wx[i] += dt * inv_I * f->torque[3 * i];
+        f->wy[i] += dt * inv_I * f->torque[3 * i + 1];
+        f->wz[i] += dt * inv_I * f->torque[3 * i + 2];
+        ts_quat dq = ts_quat_from_rotation_vector(ts_v3_scale(spin(f, i), dt));
+        f->q[i] = ts_quat_normalize(ts_quat_mul(dq, f->q[i]));
+    }
+}
+
+static ts_transform projectile_motion(const projectile *pr, double s)
+{
+    return ts_transform_lerp(pr->from, pr->to, s);
+}
+
+/* Projectiles: the elements' reactions summed in element order, gravity, the colliders. */
+static void move_projectiles(ts_fracture *f, double dt, double s_end)
+{
+    ts_vec3 g = ts_v3(f->p.gravity[0], f->p.gravity[1], f->p.gravity[2]);
+    for (size_t k = 0; k < f->n_proj; k++) {
+        projectile *pr = &f->proj[k];
+        if (!pr->active)
+            continue;
+        if (pr->keyframed) {
+            ts_transform t = projectile_motion(pr, s_end);
+            pr->rb.x = ts_transform_apply(t, pr->centroid0);
+            pr->rb.q = t.rotation;
+            continue;
+        }
+        ts_rigid_clear_forces(&pr->rb);
+        ts_vec3 F = ts_v3_scale(g, pr->rb.mass), T = ts_v3(0, 0, 0);
+        for (size_t i = 0; i < f->n; i++) {
+            const double *load = f->proj_load + 6 * (i * f->n_proj + k);
+            F = ts_v3_add(F, ts_v3(load[0], load[1], load[2]));
+            T = ts_v3_add(T, ts_v3(load[3], load[4], load[5]));
+        }
+        pr->rb.force = F, pr->rb.torque = T;
+        ts_rigid_integrate(&pr->rb, dt);
+        for (size_t o = 0; o < f->n_obs; o++) {
+            ts_collider_hit hit;
+            if (ts_collider_query(&f->obs[o].c, s_end, pr->rb.x, &hit) && hit.distance < pr->radius) {
+                ts_vec3 point = ts_v3_sub(pr->rb.x, ts_v3_scale(hit.normal, hit.distance));
+                ts_rigid_resolve_contact(&pr->rb, point, hit.normal, pr->radius - hit.distance, hit.velocity,
+                                         f->p.restitution, f->p.friction);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------- debris */
+
+/* Rosin-Rammler: P(size > d) = exp(-(d / d_bar)^k), sampled by inversion. */
+static double debris_diameter(const ts_fracture *f, double u)
+{
+    double d = f->p.debris_size * pow(-log(1.0 - u), 1.0 / f->p.debris_spread);
+    return fmin(fmax(d, 0.05 * f->p.debris_size), 2.0 * f->r);
+}
+
+/* Breaks that released more than debris_energy throw debris from the
+ * spring's midpoint, in spring order (the same on any thread count). */
+static ts_status emit_debris(ts_fracture *f, ts_error *err)
+{
+    if (f->p.debris_energy <= 0)
+        return TS_OK;
+    for (size_t k = 0; k < f->n_springs; k++) {
+        double E = f->break_energy[k];
+        if (E <= f->p.debris_energy)
+            continue;
+        int count = (int)fmin(E / f->p.debris_energy, MAX_DEBRIS_PER_BREAK);
+        if (f->nd + (size_t)count > (size_t)f->p.max_debris)
+            return TS_OK;
+        ts_status st = reserve_debris(f, f->nd + (size_t)count, err);
+        if (st != TS_OK)
+            return st;
+        const spring *s = &f->springs[k];
+        ts_vec3 mid = ts_v3_scale(ts_v3_add(element_pos(f, s->a), element_pos(f, s->b)), 0.5);
+        ts_vec3 v = ts_v3_scale(ts_v3_add(velocity(f, s->a), velocity(f, s->b)), 0.5);
+        double speed = sqrt(2.0 * E / f->M);     /* what the released energy would give an element */
+        for (int q = 0; q < count; q++) {
+            uint32_t id = f->next_debris++;
+            double u1 = ts_rng_hash_uniform(f->p.seed, id, 1), u2 = ts_rng_hash_uniform(f->p.seed, id, 2);
+            double u3 = ts_rng_hash_uniform(f->p.seed, id, 3), u4 = ts_rng_hash_uniform(f->p.seed, id, 4);
+            double cz = 2 * u1 - 1, phi = 2 * M_PI * u2, sz = sqrt(1 - cz * cz);
+            ts_vec3 dir = ts_v3(sz * cos(phi), sz * sin(phi), cz);
+            ts_vec3 vd = ts_v3_add(v, ts_v3_scale(dir, speed * (0.5 + u3)));
+            size_t d = f->nd++;
+            f->dx[d] = mid.x, f->dy[d] = mid.y, f->dz[d] = mid.z;
+            f->dvx[d] = vd.x, f->dvy[d] = vd.y, f->dvz[d] = vd.z;
+            f->dr[d] = 0.5 * debris_diameter(f, u4);
+            f->did[d] = id, f->drest[d] = 0;
+        }
+    }
+    return TS_OK;
+}
+
+/* Debris fly, bounce off the colliders and come to rest (they carry no mass of the object: see docs/fracture.md). */
+static void move_debris(ts_fracture *f, double dt, double s_end)
+{
+    #pragma omp parallel for schedule(static) if (f->nd > 1024)
+    for (size_t d = 0; d < f->nd; d++) {
+        if (f->drest[d])
+            continue;
+        ts_vec3 v = ts_v3_add(ts_v3(f->dvx[d], f->dvy[d], f->dvz[d]),
+                              ts_v3_scale(ts_v3(f->p.gravity[0], f->p.gravity[1], f->p.gravity[2]), dt));
+        ts_vec3 x = ts_v3_add(ts_v3(f->dx[d], f->dy[d], f->dz[d]), ts_v3_scale(v, dt));
+        for (size_t o = 0; o < f->n_obs; o++) {
+            ts_collider_hit hit;
+            if (!ts_collider_query(&f->obs[o].c, s_end, x, &hit) || hit.distance >= f->dr[d])
+                continue;
+            x = ts_v3_add(x, ts_v3_scale(hit.normal, f->dr[d] - hit.distance));
+            ts_vec3 rel = ts_v3_sub(v, hit.velocity);
+            double vn = ts_v3_dot(rel, hit.normal);
+            if (vn < 0) {
+                ts_vec3 vt = ts_v3_sub(rel, ts_v3_scale(hit.normal, vn));
+                double vt_len = ts_v3_length(vt), slow = fmin(vt_len, -f->p.friction * (1 + f->p.restitution) * vn);
+                vt = vt_len > 0 ? ts_v3_scale(vt, 1.0 - slow / vt_len) : vt;
+                v = ts_v3_add(hit.velocity, ts_v3_add(vt, ts_v3_scale(hit.normal, -f->p.restitution * vn)));
+            }
+            if (ts_v3_length(ts_v3_sub(v, hit.velocity)) < 0.02 && ts_v3_length(hit.velocity) == 0)
+                f->drest[d] = 1, v = ts_v3(0, 0, 0);
+        }
+        f->dx[d] = x.x, f->dy[d] = x.y, f->dz[d] = x.z;
+        f->dvx[d] = v.x, f->dvy[d] = v.y, f->dvz[d] = v.z;
+    }
+}
+
+/* ------------------------------------------------------------- frame loop */
+
+static ts_status fracture_begin_frame(void *state, int frame, double frame_dt, ts_error *err)
+{
+    (void)err;
+    ts_fracture *f = state;
+    f->frame = frame, f->frame_dt = frame_dt, f->s = 0.0;
+    int i = frame - f->p.frame_start;
+    for (size_t k = 0; k < f->n_obs; k++) {
+        obstacle *ob = &f->obs[k];
+        ts_collider_set_motion(&ob->c, ts_motion_at(&ob->m, i), ts_motion_at(&ob->m, i + 1),
+                               ob->m.rows ? frame_dt : 0.0);
+    }
+    for (size_t k = 0; k < f->n_proj; k++) {
+        projectile *pr = &f->proj[k];
+        if (pr->keyframed) {
+            pr->from = ts_motion_at(&pr->motion, i), pr->to = ts_motion_at(&pr->motion, i + 1);
+            pr->active = frame >= pr->launch_frame;
+        } else if (!pr->active && frame >= pr->launch_frame) {   /* fired: from its start pose, at its velocity */
+            pr->active = 1;
+            ts_rigid_set_velocity(&pr->rb, pr->v0, pr->w0);
+        }
+    }
+    return TS_OK;
+}
+
+static ts_status fracture_stable_dt(void *state, double *dt, ts_error *err)
+{
+    (void)err;
+    ts_fracture *f = state;
+    *dt = fmin(f->p.contact_time / f->p.steps_per_contact, f->dt_bonds);
+    return TS_OK;
+}
+
+static ts_status check_finite(const ts_fracture *f, ts_error *err)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (!isfinite(f->x[i] + f->y[i] + f->z[i] + f->vx[i] + f->vy[i] + f->vz[i] + f->wx[i] + f->wy[i] + f->wz[i]))
+            return ts_fail(err, TS_ERR_UNSTABLE, "breakable '%s' became unstable at frame %d (element %zu is not "
+                           "finite); raise Steps per Contact or lower Bond Stiffness", f->name, f->frame, i);
+    for (size_t k = 0; k < f->n_proj; k++)
+        if (!isfinite(f->proj[k].rb.x.x + f->proj[k].rb.x.y + f->proj[k].rb.x.z))
+            return ts_fail(err, TS_ERR_UNSTABLE, "projectile '%s' became unstable at frame %d", f->proj[k].name,
+                           f->frame);
+    return TS_OK;
+}
+
+static ts_status fracture_step(void *state, double dt, double s_end, ts_error *err)
+{
+    ts_fracture *f = state;
+    ts_status st = build_grid(f, 2.0 * f->r, err);
+    if (st != TS_OK)
+        return st;
+    f->broken += spring_pass(f);
+    double s_mid = 0.5 * (f->s + s_end);
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < f->n; i++)
+        element_forces(f, i, s_mid);
+    integrate_elements(f, dt);
+    move_projectiles(f, dt, s_end);
+    if ((st = emit_debris(f, err)) != TS_OK)
+        return st;
+    move_debris(f, dt, s_end);
+    f->s = s_end;
+    f->steps++;
+    return (f->steps & 63) == 0 ? check_finite(f, err) : TS_OK;
+}
+
+/* ------------------------------------------------------------------ outputs */
+
+static uint32_t find_root(uint32_t *parent, uint32_t i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+/* Pieces: elements joined by unbroken springs; each labelled by its smallest element index. */
+static void label_pieces(ts_fracture *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        f->parent[i] = (uint32_t)i;
+    for (size_t k = 0; k < f->n_springs; k++) {
+        if (f->springs[k].broken)
+            continue;
+        uint32_t A = find_root(f->parent, f->springs[k].a), B = find_root(f->parent, f->springs[k].b);
+        if (A != B)     /* the smaller index stays the root */
+            f->parent[A > B ? A : B] = A < B ? A : B;
+    }
+    for (size_t i = 0; i < f->n; i++)
+        f->piece[i] = find_root(f->parent, (uint32_t)i);
+}
+
+const uint32_t *ts_fracture_pieces(ts_fracture *f)
+{
+    label_pieces(f);
+    return f->piece;
+}
+
+static ts_status write_fragments(ts_fracture *f, ts_frame_output *out, ts_error *err)
+{
+    ts_frame g;
+    ts_frame_init(&g, out->frame, out->time, f->frags.triangle_count);
+    ts_status st = ts_frame_add(&g, "position", TS_ATTR_F32, 9, f->frags.position, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "uv", TS_ATTR_F32, 6, f->frags.uv, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "element", TS_ATTR_U32, 1, f->frags.element, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "material", TS_ATTR_U8, 1, f->frags.material, err);
+    return st == TS_OK ? ts_output_particles(out, "fragments", &g, err) : st;
+}
+
+static ts_status write_elements(ts_fracture *f, ts_frame_output *out, ts_error *err)
+{
+    label_pieces(f);
+    float *pos = malloc((3 * f->n + 1) * sizeof *pos), *rot = malloc((4 * f->n + 1) * sizeof *rot);
+    uint32_t *ids = malloc((f->n + 1) * sizeof *ids);
+    ts_status st = TS_OK;
+    if (!pos || !rot || !ids)
+        st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory writing frame %d", out->frame);
+    for (size_t i = 0; st == TS_OK && i < f->n; i++) {
+        pos[3 * i] = (float)f->x[i], pos[3 * i + 1] = (float)f->y[i], pos[3 * i + 2] = (float)f->z[i];
+        rot[4 * i] = (float)f->q[i].w, rot[4 * i + 1] = (float)f->q[i].x;
+        rot[4 * i + 2] = (float)f->q[i].y, rot[4 * i + 3] = (float)f->q[i].z;
+        ids[i] = (uint32_t)i;
+    }
+    ts_frame g;
+    ts_frame_init(&g, out->frame, out->time, f->n);
+    if (st == TS_OK) st = ts_frame_add(&g, "position", TS_ATTR_F32, 3, pos, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "rotation", TS_ATTR_F32, 4, rot, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "piece", TS_ATTR_U32, 1, f->piece, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "id", TS_ATTR_U32, 1, ids, err);
+    if (st == TS_OK) st = ts_output_particles(out, "elements", &g, err);
+    free(pos), free(rot), free(ids);
+    return st;
+}
+
+static ts_status write_debris(ts_fracture *f, ts_frame_output *out, ts_error *err)
+{
+    size_t m = f->nd;
+    float *pos = malloc((3 * m + 1) * sizeof *pos), *vel = malloc((3 * m + 1) * sizeof *vel);
+    float *rad = malloc((m + 1) * sizeof *rad);
+    ts_status st = TS_OK;
+    if (!pos || !vel || !rad)
+        st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory writing frame %d", out->frame);
+    for (size_t d = 0; st == TS_OK && d < m; d++) {
+        pos[3 * d] = (float)f->dx[d], pos[3 * d + 1] = (float)f->dy[d], pos[3 * d + 2] = (float)f->dz[d];
+        vel[3 * d] = (float)f->dvx[d], vel[3 * d + 1] = (float)f->dvy[d], vel[3 * d + 2] = (float)f->dvz[d];
+        rad[d] = (float)f->dr[d];
+    }
+    ts_frame g;
+    ts_frame_init(&g, out->frame, out->time, m);
+    if (st == TS_OK) st = ts_frame_add(&g, "position", TS_ATTR_F32, 3, pos, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "velocity", TS_ATTR_F32, 3, vel, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "radius", TS_ATTR_F32, 1, rad, err);
+    if (st == TS_OK) st = ts_frame_add(&g, "id", TS_ATTR_U32, 1, f->did, err);
+    if (st == TS_OK) st = ts_output_particles(out, "debris", &g, err);
+    free(pos), free(vel), free(rad);
+    return st;
+}
+
+static ts_status write_projectiles(ts_fracture *f, ts_frame_output *out, ts_error *err)
+{
+    ts_vec3 *origin = malloc((f->n_proj + 1) * sizeof *origin);
+    ts_quat *rotation = malloc((f->n_proj + 1) * sizeof *rotation);
+    ts_status st = TS_OK;
+    if (!origin || !rotation)
+        st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory writing frame %d", out->frame);
+    for (size_t k = 0; st == TS_OK && k < f->n_proj; k++)
+        ts_rigid_origin_pose(&f->proj[k].rb, f->proj[k].origin_offset, f->proj[k].rotation0, &origin[k],
+                             &rotation[k]);
+    if (st == TS_OK)
+        st = ts_output_transforms(out, "rigid", f->n_proj, origin, rotation, err);
+    free(origin), free(rotation);
+    return st;
+}
+
+static ts_status fracture_write_frame(void *state, ts_frame_output *out, ts_error *err)
+{
+    ts_fracture *f = state;
+    ts_status st = out->frame == f->p.frame_start ? write_fragments(f, out, err) : TS_OK;
+    if (st == TS_OK)
+        st = write_elements(f, out, err);
+    if (st == TS_OK)
+        st = write_debris(f, out, err);
+    if (st == TS_OK && f->n_proj > 0)
+        st = write_projectiles(f, out, err);
+    return st;
+}
+
+/* ------------------------------------------------------------- checkpoint */
+
+/* Rows of CP_WIDTH doubles, the first of each its kind. Springs are rebuilt
+ * the same from the scene (placement is seeded), so only which broke is kept. */
+#define CP_WIDTH 16
+#define SPRINGS_PER_ROW 14
+enum { ROW_HEADER = 0, ROW_ELEMENT = 1, ROW_BROKEN = 2, ROW_DEBRIS = 3, ROW_PROJECTILE = 4 };
+
+static ts_status fracture_save_state(void *state, ts_frame *cp, ts_error *err)
+{
+    ts_fracture *f = state;
+    size_t broken_rows = 0;
+    for (size_t k = 0, in_row = 0; k < f->n_springs; k++)
+        if (f->springs[k].broken && in_row++ % SPRINGS_PER_ROW == 0)
+            broken_rows++;
+    size_t rows = 1 + f->n + broken_rows + f->nd + f->n_proj;
+    if (rows > f->cp_rows) {
+        double *grown = realloc(f->cp, rows * CP_WIDTH * sizeof *grown);
+        if (!grown)
+            return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for the checkpoint");
+        f->cp = grown, f->cp_rows = rows;
+    }
+    memset(f->cp, 0, rows * CP_WIDTH * sizeof *f->cp);
+    double *row = f->cp;
+    double header[] = {ROW_HEADER, (double)f->n, (double)f->n_springs, (double)f->broken, (double)f->nd,
+                       (double)f->n_proj, (double)f->next_debris, (double)f->steps};
+    memcpy(row, header, sizeof header), row += CP_WIDTH;
+    for (size_t i = 0; i < f->n; i++, row += CP_WIDTH) {
+        double e[] = {ROW_ELEMENT, f->x[i], f->y[i], f->z[i], f->vx[i], f->vy[i], f->vz[i], f->wx[i], f->wy[i],
+                      f->wz[i], f->q[i].w, f->q[i].x, f->q[i].y, f->q[i].z};
+        memcpy(row, e, sizeof e);
+    }
+    size_t in_row = 0;
+    for (size_t k = 0; k < f->n_springs; k++) {
+        if (!f->springs[k].broken)
+            continue;
+        if (in_row == SPRINGS_PER_ROW)
+            row += CP_WIDTH, in_row = 0;
+        row[0] = ROW_BROKEN, row[1] = (double)++in_row, row[1 + in_row] = (double)k;
+    }
+    if (in_row)
+        row += CP_WIDTH;
+    for (size_t d = 0; d < f->nd; d++, row += CP_WIDTH) {
+        double e[] = {ROW_DEBRIS, f->dx[d], f->dy[d], f->dz[d], f->dvx[d], f->dvy[d], f->dvz[d], f->dr[d], f->did[d],
+                      f->drest[d]};
+        memcpy(row, e, sizeof e);
+    }
+    for (size_t k = 0; k < f->n_proj; k++, row += CP_WIDTH) {
+        const ts_rigid_body *b = &f->proj[k].rb;
+        double e[] = {ROW_PROJECTILE, b->x.x, b->x.y, b->x.z, b->q.w, b->q.x, b->q.y, b->q.z, b->P.x, b->P.y, b->P.z,
+                      b->L.x, b->L.y, b->L.z, f->proj[k].active};
+        memcpy(row, e, sizeof e);
+    }
+    cp->count = rows;
+    return ts_frame_add(cp, "state", TS_ATTR_F64, CP_WIDTH, f->cp, err);
+}
+
+ts_status ts_fracture_restore(ts_fracture *f, const ts_frame *cp, ts_error *err)
+{
+    const ts_attribute *a = ts_frame_find(cp, "state");
+    if (!a || a->type != TS_ATTR_F64 || a->components != CP_WIDTH || cp->count < 1)
+        return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: its state is missing; bake again from the start");
+    const double *row = a->data, *end = row + cp->count * CP_WIDTH;
+    if (row[0] != ROW_HEADER || (size_t)row[1] != f->n || (size_t)row[2] != f->n_springs || (size_t)row[5] != f->n_proj)
+        return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: it is of a different scene (%g elements, %g springs); "
+                       "bake again from the start", row[1], row[2]);
+    size_t nd = (size_t)row[4];
+    ts_status st = reserve_debris(f, nd + 1, err);
+    if (st != TS_OK)
+        return st;
+    f->broken = (size_t)row[3], f->next_debris = (uint32_t)row[6], f->steps = (long)row[7];
+    for (size_t k = 0; k < f->n_springs; k++)
+        f->springs[k].broken = 0;
+    size_t i = 0, d = 0, pk = 0;
+    for (row += CP_WIDTH; row < end; row += CP_WIDTH) {
+        int kind = (int)row[0];
+        if (kind == ROW_ELEMENT && i < f->n) {
+            f->x[i] = row[1], f->y[i] = row[2], f->z[i] = row[3], f->vx[i] = row[4], f->vy[i] = row[5];
+            f->vz[i] = row[6], f->wx[i] = row[7], f->wy[i] = row[8], f->wz[i] = row[9];
+            f->q[i] = (ts_quat){row[10], row[11], row[12], row[13]};
+            i++;
+        } else if (kind == ROW_BROKEN && row[1] >= 1 && row[1] <= SPRINGS_PER_ROW) {
+            for (int q = 0; q < (int)row[1]; q++) {
+                size_t k = (size_t)row[2 + q];
+                if (k >= f->n_springs)
+                    return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: spring %zu does not exist", k);
+                f->springs[k].broken = 1;
+            }
+        } else if (kind == ROW_DEBRIS && d < nd) {
+            f->dx[d] = row[1], f->dy[d] = row[2], f->dz[d] = row[3], f->dvx[d] = row[4], f->dvy[d] = row[5];
+            f->dvz[d] = row[6], f->dr[d] = row[7], f->did[d] = (uint32_t)row[8], f->drest[d] = (uint8_t)row[9];
+            d++;
+        } else if (kind == ROW_PROJECTILE && pk < f->n_proj) {
+            ts_rigid_body *b = &f->proj[pk].rb;
+            b->x = ts_v3(row[1], row[2], row[3]), b->q = (ts_quat){row[4], row[5], row[6], row[7]};
+            b->P = ts_v3(row[8], row[9], row[10]), b->L = ts_v3(row[11], row[12], row[13]);
+            f->proj[pk].active = (int)row[14];
+            pk++;
+        } else {
+            return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: unexpected row of kind %d", kind);
+        }
+    }
+    if (i != f->n || d != nd || pk != f->n_proj)
+        return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: truncated; bake again from the start");
+    f->nd = nd;
+    return TS_OK;
+}
+
+void ts_fracture_get_stats(const ts_fracture *f, ts_fracture_stats *st)
+{
+    *st = f->timing;
+    st->elements = f->n, st->springs = f->n_springs, st->broken = f->broken, st->debris = f->nd;
+    st->levels = f->levels, st->element_radius = f->r, st->mass = f->M * f->n, st->steps = f->steps;
+    st->fragment_triangles = f->frags.triangle_count;
+    ts_fracture *mut = (ts_fracture *)f;   /* labels are scratch */
+    label_pieces(mut);
+    size_t *size = calloc(f->n + 1, sizeof *size);
+    st->pieces = st->largest_piece = 0;
+    for (size_t i = 0; size && i < f->n; i++) {
+        st->pieces += f->piece[i] == i;
+        if (++size[f->piece[i]] > st->largest_piece)
+            st->largest_piece = size[f->piece[i]];
+    }
+    free(size);
+    st->max_speed = 0;
+    for (size_t i = 0; i < f->n; i++)
+        st->max_speed = fmax(st->max_speed, ts_v3_length(velocity(f, i)));
+}
+
+const ts_solver_ops ts_fracture_ops = {"fracture", fracture_begin_frame, fracture_stable_dt, fracture_step,
+                                       fracture_write_frame, fracture_save_state};
