@@ -9,7 +9,10 @@ A stream of kind "transforms" is a particle frame per frame with one row per
 rigid object (position, rotation as a w-x-y-z quaternion, id), the object
 names listed in the manifest. A stream of kind "heightfield" is a particle
 frame with one row per ground cell (x fastest; float "height"), its grid
-(nx, ny, x0, y0, cell) in the manifest. Every file is written atomically, so whatever
+(nx, ny, x0, y0, cell) in the manifest. A "fragments" stream is written once,
+at frame_start: one row per triangle of the pieces of a broken object
+(corner positions relative to the piece's element, UVs, element, material);
+a "pieces" stream gives each element's pose (position, rotation, piece) per frame. Every file is written atomically, so whatever
 is on disk is whole; the manifest's status says whether the bake finished.
 """
 import os
@@ -25,7 +28,9 @@ from .fileio import read_json, write_json
 MANIFEST = "manifest.json"
 FORMAT = "tsubu-cache"
 FORMAT_VERSION = 1
-KINDS = {"particles": "tspf", "transforms": "tspf", "heightfield": "tspf", "volume": "vdb"}
+KINDS = {"particles": "tspf", "transforms": "tspf", "heightfield": "tspf", "volume": "vdb", "pieces": "tspf",
+         "fragments": "tspf"}
+ONCE = ("fragments",)  # kinds written at frame_start only
 
 
 def version():
@@ -152,7 +157,9 @@ class Cache:
         """The frame every stream has reached (None if none): where a resume starts."""
         m = self.manifest()
         last = None
-        for stream in m["streams"]:
+        for stream, desc in m["streams"].items():
+            if desc["kind"] in ONCE:
+                continue
             frames = set(self.frames(stream))
             f, n = m["frame_start"], None
             while f in frames:
@@ -182,7 +189,7 @@ class Cache:
             frames = self.frames(stream)
             span = f"{frames[0]}-{frames[-1]}" if frames else "none"
             detail = ""
-            if frames and desc["kind"] in ("particles", "transforms", "heightfield"):
+            if frames and desc["kind"] != "volume":
                 f = self.read_particles(stream, frames[-1])
                 cols = ", ".join(f"{k} {v.dtype}x{1 if v.ndim == 1 else v.shape[1]}" for k, v in f.attributes.items())
                 detail = f"; last frame {f.count} rows: {cols}"

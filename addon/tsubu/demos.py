@@ -61,7 +61,43 @@ def sand_scene(cell=0.025, frames=36):
     return SceneDescription("sand", params, 1, frames, 24.0, 0, objects)
 
 
-DEMOS = {"water": water_scene, "sand": sand_scene}
+def lower_half_hard(size=64):
+    """The paper's fig. 1 a: a brittleness map whose lower half is black (hard). Row 0 is the bottom."""
+    image = np.ones((size, size), np.float32)
+    image[: size // 2] = 0.0
+    return image
+
+
+def star_hard(size=64, points=5, outer=0.42, inner=0.2, centre=(0.5, 0.42)):
+    """A black star on white: a shaped hard region (the paper used an armadillo, fig. 1 b)."""
+    v, u = (np.mgrid[0:size, 0:size] + 0.5) / size
+    dx, dy = u - centre[0], v - centre[1]
+    angle, r = np.arctan2(dy, dx) + np.pi / 2, np.hypot(dx, dy)
+    sector = (angle % (2 * np.pi / points)) / (2 * np.pi / points)
+    edge = inner + (outer - inner) * np.abs(1.0 - 2.0 * sector)  # the star's outline, straight-ish spikes
+    return np.where(r < edge, 0.0, 1.0).astype(np.float32)
+
+
+PAPER_WALL = {"element_count": 2048, "element_radius": 0.017, "p0": 1.0, "pH": 0.001, "n": 30.0}
+
+
+def fracture_scene(frames=48, image=None, shots=((0.0, 0.75, 4), (-0.3, 0.7, 14), (0.3, 0.72, 24)), speed=9.0,
+                   ball_radius=0.09, **settings):
+    """The paper's wall (1.0 x 1.0 x 0.08, §5) standing on the ground, hit by steel balls fired through it
+    at (x, z, launch frame) in order; image is its brittleness map laid along Y (default: lower half hard)."""
+    wall = _box_object("Wall", "breakable", (-0.5, -0.04, 0.0), (0.5, 0.04, 1.0), brittleness_image="map",
+                       projection="planar_y")
+    wall.arrays["brittleness"] = lower_half_hard() if image is None else np.asarray(image, np.float32)
+    objects = [wall, _box_object("Ground", "obstacle", (-3.0, -4.0, -0.2), (3.0, 5.0, 0.0))]
+    for k, (x, z, frame) in enumerate(shots):
+        objects.append(_placed(f"Ball.{k}", "projectile", uv_sphere((0, 0, 0), ball_radius, 8, 16),
+                               (x, -0.4, z), density=7800.0, initial_velocity=(0.0, speed, 0.0),
+                               launch_frame=frame))
+    params = dict(PAPER_WALL, **settings)
+    return SceneDescription("fracture", params, 1, frames, 24.0, 0, objects)
+
+
+DEMOS = {"water": water_scene, "sand": sand_scene, "fracture": fracture_scene}
 
 
 def bake_demo(effect, out, progress=None):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .errors import ValidationError
 
-KINDS = ("float", "int", "bool", "enum", "vector")
+KINDS = ("float", "int", "bool", "enum", "vector", "image")  # image: the name of an image ("" for none)
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class Param:
         """None if value is acceptable, else what is wrong (a phrase)."""
         if self.kind == "bool":
             return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+        if self.kind == "image":
+            return None if isinstance(value, str) else f"must be an image name, got {value!r}"
         if self.kind == "enum":
             names = [i[0] for i in self.items]
             return None if value in names else f"must be one of {', '.join(names)}, got {value!r}"

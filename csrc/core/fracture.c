@@ -26,6 +26,7 @@
 #include "rng.h"
 
 #define MAX_DEBRIS_PER_BREAK 8
+#define DEBRIS_EVERY 16       /* substeps between debris moves (a power of two) */
 #define PACKING 0.45          /* volume fraction of elements when r comes from the count */
 #define RELAX_ITERATIONS 400
 
@@ -34,6 +35,7 @@ typedef struct spring {
     ts_vec3 rest;      /* x_b - x_a at rest: in both elements' body frames, which start as the world's */
     ts_vec3 perp;      /* a unit vector across it, for the twist angle */
     double length0, p;
+    double stretch_max, cos_bend, cos_twist;  /* appendix A's limits x p, set once */
     int level;
     uint8_t broken;
 } spring;
@@ -64,6 +66,7 @@ struct ts_fracture {
     double dt_bonds;               /* stable step of the stiffest element's springs */
     double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz;
     ts_quat *q;
+    double *R;                     /* 9 per element: q as a matrix, row-major, refreshed as q moves */
     double *force, *torque;        /* 3 per element */
     double *rest;                  /* 3 per element: centre at frame_start */
     float *gx, *gy, *gz;
@@ -84,6 +87,7 @@ struct ts_fracture {
     uint32_t *did;
     uint8_t *drest;
     size_t nd, cap_d;
+    double debris_dt;              /* time since the debris last moved */
     uint32_t next_debris;
     uint32_t *piece, *parent;
     ts_fragments frags;
@@ -139,6 +143,21 @@ static ts_status check_params(const ts_fracture_params *p, ts_error *err)
 
 /* ------------------------------------------------------------------ memory */
 
+static void set_rotation(ts_fracture *f, size_t i, ts_quat q)
+{
+    f->q[i] = q;
+    ts_mat3 m = ts_quat_to_mat3(q);
+    memcpy(f->R + 9 * i, &m, sizeof m);
+}
+
+/* Element i's rotation applied to v (the hot loops' one rotation: a stored matrix, not a quaternion). */
+static inline ts_vec3 rotate(const ts_fracture *f, size_t i, ts_vec3 v)
+{
+    const double *R = f->R + 9 * i;
+    return ts_v3(R[0] * v.x + R[1] * v.y + R[2] * v.z, R[3] * v.x + R[4] * v.y + R[5] * v.z,
+                 R[6] * v.x + R[7] * v.y + R[8] * v.z);
+}
+
 static ts_status alloc_elements(ts_fracture *f, ts_error *err)
 {
     size_t n = f->n + 1;
@@ -146,18 +165,19 @@ static ts_status alloc_elements(ts_fracture *f, ts_error *err)
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
         *cols[k] = calloc(n, sizeof **cols[k]);
     f->q = malloc(n * sizeof *f->q);
+    f->R = malloc(9 * n * sizeof *f->R);
     f->force = calloc(3 * n, sizeof *f->force);
     f->torque = calloc(3 * n, sizeof *f->torque);
     f->rest = calloc(3 * n, sizeof *f->rest);
     f->gx = malloc(n * sizeof *f->gx), f->gy = malloc(n * sizeof *f->gy), f->gz = malloc(n * sizeof *f->gz);
     f->piece = malloc(n * sizeof *f->piece), f->parent = malloc(n * sizeof *f->parent);
-    int ok = f->q && f->force && f->torque && f->rest && f->gx && f->gy && f->gz && f->piece && f->parent;
+    int ok = f->q && f->R && f->force && f->torque && f->rest && f->gx && f->gy && f->gz && f->piece && f->parent;
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
         ok = ok && *cols[k];
     if (!ok)
         return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu elements", f->n);
     for (size_t i = 0; i < f->n; i++)
-        f->q[i] = ts_quat_identity();
+        set_rotation(f, i, ts_quat_identity());
     return TS_OK;
 }
 
@@ -375,6 +395,9 @@ static ts_status set_strengths(ts_fracture *f, const ts_brittleness_map *map, ts
         s->p = ts_bond_strength(level[i], H, f->p.p0, f->p.pH, f->p.n);          /* eq. 1 */
         if (!hard[i])
             s->p = grey[i] * s->p + (1.0 - grey[i]) * f->p.p0;
+        s->stretch_max = f->p.strain_limit * s->p * s->length0;
+        s->cos_bend = cos(fmin(f->p.bend_limit * s->p, M_PI));
+        s->cos_twist = cos(fmin(f->p.twist_limit * s->p, M_PI));
     }
     f->levels = H + 1;
     free(length), free(grey), free(hard), free(level), free(ends);
@@ -404,22 +427,27 @@ static ts_status build_adjacency(ts_fracture *f, ts_error *err)
     return TS_OK;
 }
 
-/* The springs' dashpot and their own stable step. An element's z springs
- * act on its spin through levers of half a spring: a sphere's small inertia
- * (2/5 M r^2) makes that the fastest mode, of stiffness a = z k_p l^2 / I.
- * A dashpot tied to the contact's (whose damping grows as sqrt(z) relative
- * to this mode) would overdamp it and force tiny steps, so the springs'
- * dashpot damps this mode at 30% of critical instead; the step is half the
- * explicit limit of that damped oscillator. */
+/* The springs' dashpot and their own stable step. An element's springs act
+ * on its spin through levers of half a spring: a sphere's small inertia
+ * (2/5 M r^2) makes that its fastest mode, of stiffness
+ * a = sum k_p (L0/2)^2 / I. A dashpot tied to the contact's (whose damping
+ * grows as sqrt(springs) relative to this mode) would overdamp it and force
+ * tiny steps, so the springs' dashpot damps the stiffest element's mode at
+ * 30% of critical instead; the step is half the explicit limit of that
+ * damped oscillator. */
 #define BOND_DAMPING_RATIO 0.3
 static void bond_dashpot_and_step(ts_fracture *f)
 {
-    double z = 1, lever = 0;
-    for (size_t i = 0; i < f->n; i++)
-        z = fmax(z, f->adj_start[i + 1] - f->adj_start[i]);
-    for (size_t k = 0; k < f->n_springs; k++)
-        lever = fmax(lever, 0.5 * f->springs[k].length0);
-    double per_unit = z * fmax(lever * lever / f->I, 1.0 / f->M);
+    double per_unit = 0;    /* max over elements of sum (L0/2)^2 / I, or of springs / M */
+    for (size_t i = 0; i < f->n; i++) {
+        double rot = 0, trans = 0;
+        for (uint32_t k = f->adj_start[i]; k < f->adj_start[i + 1]; k++) {
+            double lever = 0.5 * f->springs[f->adj[k]].length0;
+            rot += lever * lever / f->I, trans += 1.0 / f->M;
+        }
+        per_unit = fmax(per_unit, fmax(rot, trans));
+    }
+    per_unit = fmax(per_unit, 1.0 / f->M);
     double a = f->k_p * per_unit, b = 2.0 * BOND_DAMPING_RATIO * sqrt(a);
     f->c_p = b / per_unit;
     f->dt_bonds = 1.0 / (0.5 * b + sqrt(a + 0.25 * b * b));
@@ -622,7 +650,7 @@ void ts_fracture_destroy(ts_fracture *f)
 {
     if (!f)
         return;
-    double *cols[] = {f->x, f->y, f->z, f->vx, f->vy, f->vz, f->wx, f->wy, f->wz, f->force, f->torque, f->rest,
+    double *cols[] = {f->x, f->y, f->z, f->vx, f->vy, f->vz, f->wx, f->wy, f->wz, f->R, f->force, f->torque, f->rest,
                       f->spring_force, f->spring_torque, f->break_energy, f->proj_load, f->dx, f->dy, f->dz, f->dvx,
                       f->dvy, f->dvz, f->dr, f->cp};
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
@@ -639,31 +667,26 @@ void ts_fracture_destroy(ts_fracture *f)
 
 /* ------------------------------------------------------------------ springs */
 
-static double angle_between(ts_vec3 a, ts_vec3 b)
-{
-    return atan2(ts_v3_length(ts_v3_cross(a, b)), ts_v3_dot(a, b));
-}
-
 static ts_vec3 spin(const ts_fracture *f, size_t i) { return ts_v3(f->wx[i], f->wy[i], f->wz[i]); }
 static ts_vec3 velocity(const ts_fracture *f, size_t i) { return ts_v3(f->vx[i], f->vy[i], f->vz[i]); }
 
 /* Appendix A: does the spring break? Length change, bend (each element's
  * idea of the spring's direction against the real one) and twist (the two
- * elements' turn about the spring), each against its limit x p_i. */
+ * elements' turn about the spring), each against its limit x p_i (compared
+ * as cosines, set once in set_strengths). */
 static int spring_breaks(const ts_fracture *f, const spring *s, ts_vec3 d)
 {
-    double L = ts_v3_length(d), p = s->p;
-    if (fabs(L - s->length0) > f->p.strain_limit * p * s->length0)
+    double L = ts_v3_length(d);
+    if (fabs(L - s->length0) > s->stretch_max)
         return 1;
-    ts_vec3 rest_dir = ts_v3_scale(s->rest, 1.0 / s->length0), dir = ts_v3_scale(d, 1.0 / L);
-    double bend = fmax(angle_between(ts_quat_rotate(f->q[s->a], rest_dir), dir),
-                       angle_between(ts_quat_rotate(f->q[s->b], rest_dir), dir));
-    if (bend > f->p.bend_limit * p)
+    ts_vec3 dir = ts_v3_scale(d, 1.0 / L), rest_dir = ts_v3_scale(s->rest, 1.0 / s->length0);
+    if (ts_v3_dot(rotate(f, s->a, rest_dir), dir) < s->cos_bend ||
+        ts_v3_dot(rotate(f, s->b, rest_dir), dir) < s->cos_bend)
         return 1;
-    ts_vec3 ua = ts_quat_rotate(f->q[s->a], s->perp), ub = ts_quat_rotate(f->q[s->b], s->perp);
+    ts_vec3 ua = rotate(f, s->a, s->perp), ub = rotate(f, s->b, s->perp);
     ua = ts_v3_sub(ua, ts_v3_scale(dir, ts_v3_dot(ua, dir)));
     ub = ts_v3_sub(ub, ts_v3_scale(dir, ts_v3_dot(ub, dir)));
-    return angle_between(ua, ub) > f->p.twist_limit * p;
+    return ts_v3_dot(ua, ub) < s->cos_twist * sqrt(ts_v3_dot(ua, ua) * ts_v3_dot(ub, ub));
 }
 
 /* Eq. 7, F = -k_p dx, with dx measured between the points of the two
@@ -683,8 +706,8 @@ static size_t spring_pass(ts_fracture *f)
             continue;
         }
         ts_vec3 xa = element_pos(f, s->a), xb = element_pos(f, s->b);
-        ts_vec3 ra = ts_quat_rotate(f->q[s->a], ts_v3_scale(s->rest, 0.5));
-        ts_vec3 rb = ts_quat_rotate(f->q[s->b], ts_v3_scale(s->rest, -0.5));
+        ts_vec3 ra = rotate(f, s->a, ts_v3_scale(s->rest, 0.5));
+        ts_vec3 rb = rotate(f, s->b, ts_v3_scale(s->rest, -0.5));
         ts_vec3 dx = ts_v3_sub(ts_v3_add(xb, rb), ts_v3_add(xa, ra));
         if (spring_breaks(f, s, ts_v3_sub(xb, xa))) {
             s->broken = 1;          /* for good: it never acts again */
@@ -787,7 +810,7 @@ static void integrate_elements(ts_fracture *f, double dt)
         f->wy[i] += dt * inv_I * f->torque[3 * i + 1];
         f->wz[i] += dt * inv_I * f->torque[3 * i + 2];
         ts_quat dq = ts_quat_from_rotation_vector(ts_v3_scale(spin(f, i), dt));
-        f->q[i] = ts_quat_normalize(ts_quat_mul(dq, f->q[i]));
+        set_rotation(f, i, ts_quat_normalize(ts_quat_mul(dq, f->q[i])));
     }
 }
 
@@ -969,7 +992,11 @@ static ts_status fracture_step(void *state, double dt, double s_end, ts_error *e
     move_projectiles(f, dt, s_end);
     if ((st = emit_debris(f, err)) != TS_OK)
         return st;
-    move_debris(f, dt, s_end);
+    f->debris_dt += dt;
+    if ((f->steps & (DEBRIS_EVERY - 1)) == 0 || s_end >= 1.0) {  /* ballistic: a coarser step is plenty */
+        move_debris(f, f->debris_dt, s_end);
+        f->debris_dt = 0;
+    }
     f->s = s_end;
     f->steps++;
     return (f->steps & 63) == 0 ? check_finite(f, err) : TS_OK;
@@ -1176,7 +1203,7 @@ ts_status ts_fracture_restore(ts_fracture *f, const ts_frame *cp, ts_error *err)
         if (kind == ROW_ELEMENT && i < f->n) {
             f->x[i] = row[1], f->y[i] = row[2], f->z[i] = row[3], f->vx[i] = row[4], f->vy[i] = row[5];
             f->vz[i] = row[6], f->wx[i] = row[7], f->wy[i] = row[8], f->wz[i] = row[9];
-            f->q[i] = (ts_quat){row[10], row[11], row[12], row[13]};
+            set_rotation(f, i, (ts_quat){row[10], row[11], row[12], row[13]});
             i++;
         } else if (kind == ROW_BROKEN && row[1] >= 1 && row[1] <= SPRINGS_PER_ROW) {
             for (int q = 0; q < (int)row[1]; q++) {

@@ -7,13 +7,16 @@
 
 #include "vecmath.h"
 
-/* A triangle soup being cut: corners as doubles so that two triangles
- * sharing an edge compute bit-identical cut points (see cut_point). */
+/* The piece being cut, as convex polygons (a convex polygon cut by a plane
+ * stays one convex polygon, so faces do not multiply). Corners are doubles
+ * so that two faces sharing an edge compute bit-identical cut points (see
+ * cut_point) and the caps close exactly. */
 typedef struct soup {
-    size_t count, cap;
-    double *pos;       /* 9 per triangle */
-    float *uv;         /* 6 per triangle */
+    size_t faces, face_cap, corners, corner_cap;
+    uint32_t *start, *count;     /* per face: its corners */
     uint8_t *material;
+    double *pos;                 /* 3 per corner */
+    float *uv;                   /* 2 per corner */
 } soup;
 
 typedef struct segment { double a[3], b[3]; } segment;
@@ -22,49 +25,69 @@ typedef struct cutter {
     soup in, out;
     segment *seg;
     size_t seg_count, seg_cap;
-    double *loop;      /* 3 per loop point */
+    double *loop;                /* loop points: 3D, then 2D */
+    float *loop_uv;
     int *index;
     size_t loop_cap;
+    double *poly;                /* one face being cut */
+    float *poly_uv;
+    int *on;
+    size_t poly_cap;
 } cutter;
 
-static int soup_reserve(soup *s, size_t need)
+static int grow(void **p, size_t *cap, size_t need, size_t item)
 {
-    if (need <= s->cap)
+    if (need <= *cap)
         return 0;
-    size_t cap = s->cap ? s->cap : 64;
-    while (cap < need)
-        cap *= 2;
-    double *pos = realloc(s->pos, cap * 9 * sizeof *pos);
-    if (pos) s->pos = pos;
-    float *uv = realloc(s->uv, cap * 6 * sizeof *uv);
-    if (uv) s->uv = uv;
-    uint8_t *mat = realloc(s->material, cap);
-    if (mat) s->material = mat;
-    if (!pos || !uv || !mat)
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * item);
+    if (!q)
         return -1;
-    s->cap = cap;
+    *p = q;
+    *cap = c;
     return 0;
 }
 
-static int soup_add(soup *s, const double p[9], const float uv[6], uint8_t material)
+static int soup_reserve(soup *s, size_t faces, size_t corners)
 {
-    if (soup_reserve(s, s->count + 1) < 0)
+    size_t fc = s->face_cap, cc = s->corner_cap;
+    if (grow((void **)&s->start, &fc, faces, sizeof *s->start) < 0)
         return -1;
-    memcpy(s->pos + 9 * s->count, p, 9 * sizeof *p);
-    memcpy(s->uv + 6 * s->count, uv, 6 * sizeof *uv);
-    s->material[s->count++] = material;
+    fc = s->face_cap;
+    if (grow((void **)&s->count, &fc, faces, sizeof *s->count) < 0)
+        return -1;
+    fc = s->face_cap;
+    if (grow((void **)&s->material, &fc, faces, 1) < 0)
+        return -1;
+    s->face_cap = fc;
+    if (grow((void **)&s->pos, &cc, corners, 3 * sizeof *s->pos) < 0)
+        return -1;
+    cc = s->corner_cap;
+    if (grow((void **)&s->uv, &cc, corners, 2 * sizeof *s->uv) < 0)
+        return -1;
+    s->corner_cap = cc;
+    return 0;
+}
+
+static int soup_add(soup *s, int n, const double *pos, const float *uv, uint8_t material)
+{
+    if (soup_reserve(s, s->faces + 1, s->corners + (size_t)n) < 0)
+        return -1;
+    memcpy(s->pos + 3 * s->corners, pos, (size_t)n * 3 * sizeof *pos);
+    memcpy(s->uv + 2 * s->corners, uv, (size_t)n * 2 * sizeof *uv);
+    s->start[s->faces] = (uint32_t)s->corners;
+    s->count[s->faces] = (uint32_t)n;
+    s->material[s->faces++] = material;
+    s->corners += (size_t)n;
     return 0;
 }
 
 static int add_segment(cutter *c, const double *a, const double *b)
 {
-    if (c->seg_count == c->seg_cap) {
-        size_t cap = c->seg_cap ? 2 * c->seg_cap : 64;
-        segment *grown = realloc(c->seg, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        c->seg = grown, c->seg_cap = cap;
-    }
+    if (grow((void **)&c->seg, &c->seg_cap, c->seg_count + 1, sizeof *c->seg) < 0)
+        return -1;
     memcpy(c->seg[c->seg_count].a, a, sizeof c->seg->a);
     memcpy(c->seg[c->seg_count].b, b, sizeof c->seg->b);
     c->seg_count++;
@@ -80,7 +103,7 @@ static int lex_less(const double *p, const double *q)
 }
 
 /* Where edge p-q crosses the plane, computed from the lexically smaller end
- * so both triangles of an edge get the same bits and the caps close exactly. */
+ * so both faces of an edge get the same bits and the caps close exactly. */
 static void cut_point(const double *p, const float *uvp, double sp, const double *q, const float *uvq, double sq,
                       double *out, float *uv_out)
 {
@@ -96,50 +119,63 @@ static void cut_point(const double *p, const float *uvp, double sp, const double
         uv_out[a] = (float)(uvp[a] + t * (uvq[a] - uvp[a]));
 }
 
-/* Keep the part of triangle t on the side n.p <= d; its edges lying in the plane become cap segments (reversed). */
-static int cut_triangle(cutter *c, size_t t, ts_vec3 n, double d, double eps)
+/* Keep the part of face f on the side n.p <= d (Sutherland-Hodgman); its
+ * edges lying in the plane become cap segments, reversed. */
+static int cut_face(cutter *c, size_t f, ts_vec3 n, double d, double eps)
 {
-    const double *p = c->in.pos + 9 * t;
-    const float *uv = c->in.uv + 6 * t;
-    double s[3];
-    int inside = 0, outside = 0;
-    for (int k = 0; k < 3; k++) {
+    const double *p = c->in.pos + 3 * c->in.start[f];
+    const float *uv = c->in.uv + 2 * c->in.start[f];
+    int k_count = (int)c->in.count[f], inside = 0, outside = 0;
+    size_t need = 2 * (size_t)k_count + 2;
+    if (need > c->poly_cap) {
+        size_t cap = c->poly_cap, cap_uv = c->poly_cap, cap_on = c->poly_cap;
+        if (grow((void **)&c->poly, &cap, need, 3 * sizeof *c->poly) < 0 ||
+            grow((void **)&c->poly_uv, &cap_uv, need, 2 * sizeof *c->poly_uv) < 0 ||
+            grow((void **)&c->on, &cap_on, need, sizeof *c->on) < 0)
+            return -1;
+        c->poly_cap = need;
+    }
+    double s_stack[64], *s = k_count <= 64 ? s_stack : malloc((size_t)k_count * sizeof *s);
+    if (!s)
+        return -1;
+    for (int k = 0; k < k_count; k++) {
         s[k] = n.x * p[3 * k] + n.y * p[3 * k + 1] + n.z * p[3 * k + 2] - d;
         if (fabs(s[k]) <= eps)
             s[k] = 0.0;
         inside += s[k] < 0, outside += s[k] > 0;
     }
-    if (outside == 3 || (outside > 0 && inside == 0))
-        return 0;
-    double poly[4][3];
-    float puv[4][2];
-    int on[4], m = 0;
-    for (int k = 0; k < 3; k++) {   /* Sutherland-Hodgman against one plane */
-        int j = (k + 1) % 3;
-        if (s[k] <= 0) {
-            memcpy(poly[m], p + 3 * k, sizeof poly[m]);
-            memcpy(puv[m], uv + 2 * k, sizeof puv[m]);
-            on[m++] = s[k] == 0;
+    int m = 0, rc = 0;
+    if (outside == 0) {             /* whole: copy it */
+        for (int k = 0; k < k_count; k++) {
+            memcpy(c->poly + 3 * m, p + 3 * k, 3 * sizeof *p);
+            memcpy(c->poly_uv + 2 * m, uv + 2 * k, 2 * sizeof *uv);
+            c->on[m++] = s[k] == 0;
         }
-        if ((s[k] < 0 && s[j] > 0) || (s[k] > 0 && s[j] < 0)) {
-            cut_point(p + 3 * k, uv + 2 * k, s[k], p + 3 * j, uv + 2 * j, s[j], poly[m], puv[m]);
-            on[m++] = 1;
+    } else if (inside > 0) {
+        for (int k = 0; k < k_count; k++) {
+            int j = (k + 1) % k_count;
+            if (s[k] <= 0) {
+                memcpy(c->poly + 3 * m, p + 3 * k, 3 * sizeof *p);
+                memcpy(c->poly_uv + 2 * m, uv + 2 * k, 2 * sizeof *uv);
+                c->on[m++] = s[k] == 0;
+            }
+            if ((s[k] < 0 && s[j] > 0) || (s[k] > 0 && s[j] < 0)) {
+                cut_point(p + 3 * k, uv + 2 * k, s[k], p + 3 * j, uv + 2 * j, s[j], c->poly + 3 * m,
+                          c->poly_uv + 2 * m);
+                c->on[m++] = 1;
+            }
         }
     }
-    for (int k = 1; k + 1 < m; k++) {
-        double tri[9];
-        float tuv[6];
-        memcpy(tri, poly[0], 24), memcpy(tri + 3, poly[k], 24), memcpy(tri + 6, poly[k + 1], 24);
-        memcpy(tuv, puv[0], 8), memcpy(tuv + 2, puv[k], 8), memcpy(tuv + 4, puv[k + 1], 8);
-        if (soup_add(&c->out, tri, tuv, c->in.material[t]) < 0)
-            return -1;
-    }
-    for (int k = 0; k < m; k++) {
+    if (s != s_stack)
+        free(s);
+    if (m >= 3)
+        rc = soup_add(&c->out, m, c->poly, c->poly_uv, c->in.material[f]);
+    for (int k = 0; rc == 0 && m >= 3 && k < m; k++) {
         int j = (k + 1) % m;
-        if (on[k] && on[j] && add_segment(c, poly[j], poly[k]) < 0)
-            return -1;
+        if (c->on[k] && c->on[j])
+            rc = add_segment(c, c->poly + 3 * j, c->poly + 3 * k);
     }
-    return 0;
+    return rc;
 }
 
 static int same_point(const double *p, const double *q)
@@ -170,17 +206,41 @@ static int in_triangle(const double *p, const double *a, const double *b, const 
     return cross2(a, b, p) >= 0 && cross2(b, c, p) >= 0 && cross2(c, a, p) >= 0;
 }
 
-/* Ear clipping of one counter-clockwise loop (2D coordinates in xy, 3D in
- * loop3), emitting cap triangles facing n. */
+/* A cap polygon's UVs: its corners projected on the plane's axes (metres). */
+static void plane_uv(const double *pos, int n, ts_vec3 u, ts_vec3 v, float *uv)
+{
+    for (int k = 0; k < n; k++) {
+        ts_vec3 P = ts_v3(pos[3 * k], pos[3 * k + 1], pos[3 * k + 2]);
+        uv[2 * k] = (float)ts_v3_dot(P, u), uv[2 * k + 1] = (float)ts_v3_dot(P, v);
+    }
+}
+
+static int add_cap_triangle(cutter *c, const double *loop3, int a, int b, int e, ts_vec3 u, ts_vec3 v)
+{
+    double tri[9];
+    float tuv[6];
+    memcpy(tri, loop3 + 3 * a, 24), memcpy(tri + 3, loop3 + 3 * b, 24), memcpy(tri + 6, loop3 + 3 * e, 24);
+    plane_uv(tri, 3, u, v, tuv);
+    return soup_add(&c->out, 3, tri, tuv, 1);
+}
+
+/* One counter-clockwise loop (2D in xy, 3D in loop3) as cap faces facing n:
+ * itself when convex (the usual case), else ear-clipped into triangles. */
 static int cap_loop(cutter *c, const double *xy, const double *loop3, int count, ts_vec3 u, ts_vec3 v)
 {
-    int *idx = c->index;
+    int convex = 1;
+    for (int k = 0; k < count && convex; k++)
+        convex = cross2(xy + 2 * k, xy + 2 * ((k + 1) % count), xy + 2 * ((k + 2) % count)) >= 0;
+    if (convex) {
+        plane_uv(loop3, count, u, v, c->loop_uv);
+        return soup_add(&c->out, count, loop3, c->loop_uv, 1);
+    }
+    int *idx = c->index, left = count;
     for (int k = 0; k < count; k++)
         idx[k] = k;
-    int left = count, guard = 0;
-    while (left >= 3 && guard < 4 * count) {
+    while (left > 3) {
         int found = 0;
-        for (int k = 0; k < left && left > 3; k++) {
+        for (int k = 0; k < left && !found; k++) {
             int a = idx[(k + left - 1) % left], b = idx[k], e = idx[(k + 1) % left];
             if (cross2(xy + 2 * a, xy + 2 * b, xy + 2 * e) <= 0)
                 continue;
@@ -191,37 +251,17 @@ static int cap_loop(cutter *c, const double *xy, const double *loop3, int count,
             }
             if (blocked)
                 continue;
-            double tri[9];
-            float tuv[6];
-            int corner[3] = {a, b, e};
-            for (int r = 0; r < 3; r++) {
-                memcpy(tri + 3 * r, loop3 + 3 * corner[r], 24);
-                ts_vec3 P = ts_v3(tri[3 * r], tri[3 * r + 1], tri[3 * r + 2]);
-                tuv[2 * r] = (float)ts_v3_dot(P, u), tuv[2 * r + 1] = (float)ts_v3_dot(P, v);
-            }
-            if (soup_add(&c->out, tri, tuv, 1) < 0)
+            if (add_cap_triangle(c, loop3, a, b, e, u, v) < 0)
                 return -1;
             memmove(idx + k, idx + k + 1, (size_t)(left - k - 1) * sizeof *idx);
             left--, found = 1;
-            break;
         }
-        if (left == 3 || !found) {      /* last triangle, or a degenerate rest: fan it */
-            for (int k = 1; k + 1 < left; k++) {
-                double tri[9];
-                float tuv[6];
-                int corner[3] = {idx[0], idx[k], idx[k + 1]};
-                for (int r = 0; r < 3; r++) {
-                    memcpy(tri + 3 * r, loop3 + 3 * corner[r], 24);
-                    ts_vec3 P = ts_v3(tri[3 * r], tri[3 * r + 1], tri[3 * r + 2]);
-                    tuv[2 * r] = (float)ts_v3_dot(P, u), tuv[2 * r + 1] = (float)ts_v3_dot(P, v);
-                }
-                if (soup_add(&c->out, tri, tuv, 1) < 0)
-                    return -1;
-            }
-            break;
-        }
-        guard++;
+        if (!found)
+            break;      /* degenerate rest: fanned below */
     }
+    for (int k = 1; k + 1 < left; k++)
+        if (add_cap_triangle(c, loop3, idx[0], idx[k], idx[k + 1], u, v) < 0)
+            return -1;
     return 0;
 }
 
@@ -233,20 +273,18 @@ static int cap_cut(cutter *c, ts_vec3 n)
     u = ts_v3_scale(u, 1.0 / ts_v3_length(u));
     ts_vec3 v = ts_v3_cross(n, u);
     if (c->seg_count + 1 > c->loop_cap) {
-        size_t cap = 2 * (c->seg_count + 1);
-        double *loop = realloc(c->loop, cap * 5 * sizeof *loop);
-        if (loop) c->loop = loop;
-        int *index = realloc(c->index, cap * sizeof *index);
-        if (index) c->index = index;
-        if (!loop || !index)
+        size_t need = 2 * (c->seg_count + 1), cap = c->loop_cap, cap_uv = c->loop_cap, cap_i = c->loop_cap;
+        if (grow((void **)&c->loop, &cap, need, 5 * sizeof *c->loop) < 0 ||
+            grow((void **)&c->loop_uv, &cap_uv, need, 2 * sizeof *c->loop_uv) < 0 ||
+            grow((void **)&c->index, &cap_i, need, sizeof *c->index) < 0)
             return -1;
-        c->loop_cap = cap;
+        c->loop_cap = need;
     }
     while (c->seg_count > 0) {
         double *loop3 = c->loop, *xy = c->loop + 3 * c->loop_cap;
-        int count = 0;
         segment first = c->seg[--c->seg_count];
-        memcpy(loop3, first.a, 24), count = 1;
+        int count = 1;
+        memcpy(loop3, first.a, 24);
         double end[3];
         memcpy(end, first.b, 24);
         while (!same_point(end, first.a)) {
@@ -276,10 +314,10 @@ static int cap_cut(cutter *c, ts_vec3 n)
 
 static int cut_by_plane(cutter *c, ts_vec3 n, double d, double eps)
 {
-    c->out.count = 0;
+    c->out.faces = c->out.corners = 0;
     c->seg_count = 0;
-    for (size_t t = 0; t < c->in.count; t++)
-        if (cut_triangle(c, t, n, d, eps) < 0)
+    for (size_t f = 0; f < c->in.faces; f++)
+        if (cut_face(c, f, n, d, eps) < 0)
             return -1;
     if (cap_cut(c, n) < 0)
         return -1;
@@ -289,11 +327,30 @@ static int cut_by_plane(cutter *c, ts_vec3 n, double d, double eps)
     return 0;
 }
 
+static void soup_free(soup *s)
+{
+    free(s->start), free(s->count), free(s->material), free(s->pos), free(s->uv);
+    memset(s, 0, sizeof *s);
+}
+
+static int soup_copy(soup *to, const soup *from)
+{
+    to->faces = to->corners = 0;
+    if (soup_reserve(to, from->faces, from->corners) < 0)
+        return -1;
+    memcpy(to->start, from->start, from->faces * sizeof *from->start);
+    memcpy(to->count, from->count, from->faces * sizeof *from->count);
+    memcpy(to->material, from->material, from->faces);
+    memcpy(to->pos, from->pos, from->corners * 3 * sizeof *from->pos);
+    memcpy(to->uv, from->uv, from->corners * 2 * sizeof *from->uv);
+    to->faces = from->faces, to->corners = from->corners;
+    return 0;
+}
+
 static void cutter_free(cutter *c)
 {
-    free(c->in.pos), free(c->in.uv), free(c->in.material);
-    free(c->out.pos), free(c->out.uv), free(c->out.material);
-    free(c->seg), free(c->loop), free(c->index);
+    soup_free(&c->in), soup_free(&c->out);
+    free(c->seg), free(c->loop), free(c->loop_uv), free(c->index), free(c->poly), free(c->poly_uv), free(c->on);
 }
 
 /* Neighbours of every element from the edge list (both directions). */
@@ -321,15 +378,10 @@ static int build_adjacency(size_t n, const ts_edge *edges, size_t m, uint32_t **
 static int build_cell(cutter *c, const soup *object, const double *centres, uint32_t i, const uint32_t *nb,
                       uint32_t nb_count, double eps)
 {
-    c->in.count = 0;
-    if (soup_reserve(&c->in, object->count) < 0)
+    if (soup_copy(&c->in, object) < 0)
         return -1;
-    memcpy(c->in.pos, object->pos, object->count * 9 * sizeof *object->pos);
-    memcpy(c->in.uv, object->uv, object->count * 6 * sizeof *object->uv);
-    memcpy(c->in.material, object->material, object->count);
-    c->in.count = object->count;
     const double *xi = centres + 3 * (size_t)i;
-    for (uint32_t k = 0; k < nb_count && c->in.count > 0; k++) {
+    for (uint32_t k = 0; k < nb_count && c->in.faces > 0; k++) {
         const double *xj = centres + 3 * (size_t)nb[k];
         ts_vec3 n = ts_v3(xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]);
         double len = ts_v3_length(n);
@@ -343,6 +395,33 @@ static int build_cell(cutter *c, const soup *object, const double *centres, uint
     return 0;
 }
 
+static size_t triangles_of(const soup *s)
+{
+    size_t t = 0;
+    for (size_t f = 0; f < s->faces; f++)
+        t += s->count[f] - 2;
+    return t;
+}
+
+/* Fan each (convex) face of element i's piece into triangles relative to its centre. */
+static void write_triangles(const soup *s, uint32_t i, const double *centre, ts_fragments *out, size_t *t)
+{
+    for (size_t f = 0; f < s->faces; f++) {
+        const double *p = s->pos + 3 * s->start[f];
+        const float *uv = s->uv + 2 * s->start[f];
+        for (uint32_t k = 1; k + 1 < s->count[f]; k++, (*t)++) {
+            uint32_t corner[3] = {0, k, k + 1};
+            for (int r = 0; r < 3; r++) {
+                for (int a = 0; a < 3; a++)
+                    out->position[9 * *t + 3 * r + a] = (float)(p[3 * corner[r] + a] - centre[a]);
+                out->uv[6 * *t + 2 * r] = uv[2 * corner[r]], out->uv[6 * *t + 2 * r + 1] = uv[2 * corner[r] + 1];
+            }
+            out->element[*t] = i;
+            out->material[*t] = s->material[f];
+        }
+    }
+}
+
 ts_status ts_fragments_build(const float *vertices, const int32_t *triangles, size_t triangle_count,
                              const float *corner_uv, const double *centres, size_t n, const ts_edge *edges,
                              size_t edge_count, ts_fragments *out, ts_error *err)
@@ -351,49 +430,39 @@ ts_status ts_fragments_build(const float *vertices, const int32_t *triangles, si
     soup object = {0};
     uint32_t *start = NULL, *list = NULL;
     soup *cells = calloc(n + 1, sizeof *cells);
-    int failed = !cells || soup_reserve(&object, triangle_count) < 0 ||
+    int failed = !cells || soup_reserve(&object, triangle_count, 3 * triangle_count) < 0 ||
                  build_adjacency(n, edges, edge_count, &start, &list) < 0;
     double size = 0;
     for (size_t t = 0; !failed && t < triangle_count; t++) {
+        double pos[9];
+        float uv[6];
         for (int k = 0; k < 3; k++)
             for (int a = 0; a < 3; a++) {
-                object.pos[9 * t + 3 * k + a] = vertices[3 * triangles[3 * t + k] + a];
-                size = fmax(size, fabs(object.pos[9 * t + 3 * k + a]));
+                pos[3 * k + a] = vertices[3 * triangles[3 * t + k] + a];
+                size = fmax(size, fabs(pos[3 * k + a]));
             }
         for (int k = 0; k < 6; k++)
-            object.uv[6 * t + k] = corner_uv ? corner_uv[6 * t + k] : 0.0f;
-        object.material[t] = 0;
+            uv[k] = corner_uv ? corner_uv[6 * t + k] : 0.0f;
+        failed = soup_add(&object, 3, pos, uv, 0) < 0;
     }
-    object.count = triangle_count;
     double eps = 1e-12 * (size + 1.0);
     #pragma omp parallel if (n > 64)
     {
         cutter c = {0};
         #pragma omp for schedule(dynamic, 16)
         for (size_t i = 0; i < n; i++) {
-            if (failed)
-                continue;
-            if (build_cell(&c, &object, centres, (uint32_t)i, list + start[i], start[i + 1] - start[i], eps) < 0) {
+            int ok = !failed && build_cell(&c, &object, centres, (uint32_t)i, list + start[i],
+                                           start[i + 1] - start[i], eps) == 0 && soup_copy(&cells[i], &c.in) == 0;
+            if (!ok) {
                 #pragma omp atomic write
                 failed = 1;
-                continue;
             }
-            soup *cell = &cells[i];
-            if (soup_reserve(cell, c.in.count) < 0) {
-                #pragma omp atomic write
-                failed = 1;
-                continue;
-            }
-            memcpy(cell->pos, c.in.pos, c.in.count * 9 * sizeof *cell->pos);
-            memcpy(cell->uv, c.in.uv, c.in.count * 6 * sizeof *cell->uv);
-            memcpy(cell->material, c.in.material, c.in.count);
-            cell->count = c.in.count;
         }
         cutter_free(&c);
     }
     size_t total = 0;
     for (size_t i = 0; !failed && i < n; i++)
-        total += cells[i].count;
+        total += triangles_of(&cells[i]);
     if (!failed) {
         out->position = malloc((9 * total + 1) * sizeof *out->position);
         out->uv = malloc((6 * total + 1) * sizeof *out->uv);
@@ -401,19 +470,14 @@ ts_status ts_fragments_build(const float *vertices, const int32_t *triangles, si
         out->material = malloc(total + 1);
         failed = !out->position || !out->uv || !out->element || !out->material;
     }
-    for (size_t i = 0, t = 0; !failed && i < n; i++)
-        for (size_t k = 0; k < cells[i].count; k++, t++) {
-            for (int q = 0; q < 9; q++)
-                out->position[9 * t + q] = (float)(cells[i].pos[9 * k + q] - centres[3 * i + q % 3]);
-            memcpy(out->uv + 6 * t, cells[i].uv + 6 * k, 6 * sizeof *out->uv);
-            out->element[t] = (uint32_t)i;
-            out->material[t] = cells[i].material[k];
-        }
+    size_t t = 0;
+    for (size_t i = 0; !failed && i < n; i++)
+        write_triangles(&cells[i], (uint32_t)i, centres + 3 * i, out, &t);
     out->triangle_count = failed ? 0 : total;
     for (size_t i = 0; cells && i < n; i++)
-        free(cells[i].pos), free(cells[i].uv), free(cells[i].material);
+        soup_free(&cells[i]);
     free(cells), free(start), free(list);
-    free(object.pos), free(object.uv), free(object.material);
+    soup_free(&object);
     if (failed) {
         ts_fragments_free(out);
         return ts_fail(err, TS_ERR_NOMEM, "fragments: out of memory cutting %zu pieces", n);

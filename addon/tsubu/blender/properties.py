@@ -23,6 +23,8 @@ def blender_property(p):
     common = {"name": p.title, "description": p.help + (f" ({p.unit})" if p.unit and p.unit not in UNITS else "")}
     if p.kind == "bool":
         return BoolProperty(default=p.default, **common)
+    if p.kind == "image":
+        return PointerProperty(type=bpy.types.Image, **common)
     if p.kind == "enum":
         return EnumProperty(items=[(i, label, desc) for i, label, desc in p.items], default=p.default, **common)
     bounds = {k: v for k, v in (("min", p.min), ("max", p.max)) if v is not None}
@@ -54,6 +56,8 @@ def read_group(group, params):
         v = getattr(group, p.name)
         if p.kind == "vector":
             out[p.name] = [_single(c) for c in v]
+        elif p.kind == "image":
+            out[p.name] = v.name if v is not None else ""
         else:
             out[p.name] = _single(v) if p.kind == "float" else p.normalise(v)
     return out
@@ -62,7 +66,10 @@ def read_group(group, params):
 def write_group(group, params, values):
     for p in params:
         if p.name in values:
-            setattr(group, p.name, values[p.name])
+            value = values[p.name]
+            if p.kind == "image":
+                value = bpy.data.images.get(value) if value else None
+            setattr(group, p.name, value)
 
 
 def role_items(self, context):

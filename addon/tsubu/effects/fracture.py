@@ -1,0 +1,202 @@
+"""Fracture: an object shatters under impacts; a painted brittleness map
+decides what stays whole (Imagire, Johan & Nishita).
+
+Paper: ../shared/papers/edem-fracture-brittleness-map-imagire-johan-nishita.txt.
+The solver is csrc/core/fracture.c; this module declares what a user can set
+and turns a scene description into the solver's input.
+"""
+import math
+
+import numpy as np
+
+from .. import _core
+from ..baking import core_runner, register_runner
+from ..errors import ValidationError
+from ..schema import Param, Role, Schema, register
+from ..transforms import relative_motion, rotation_quaternion
+
+PARAMS = (
+    Param("element_count", "int", 2048, "Elements (equal spheres) the Breakable is made of; each becomes one "
+          "Voronoi piece", min=5, max=2_000_000, group="Elements"),
+    Param("element_radius", "float", 0.0, "Radius r of an element; 0: from the count and the object's volume",
+          unit="m", min=0.0, max=100.0, group="Elements"),
+    Param("density", "float", 2400.0, "Density of the Breakable (concrete about 2400)", unit="kg/m³", min=1e-6,
+          max=1e6, group="Elements"),
+    Param("p0", "float", 1.0, "Strength of the lowest level of springs (eq. 1): the hard region and the closest "
+          "pairs", label="Strength p0", min=1e-6, max=1e6, group="Strength"),
+    Param("pH", "float", 0.001, "Strength of the highest level (eq. 1): the seams between the largest pieces",
+          label="Strength pH", min=1e-6, max=1e6, group="Strength"),
+    Param("n", "float", 30.0, "Exponent of eq. 1: large gives few large pieces, near 0 many small ones",
+          label="Size Exponent n", min=0.0, max=1000.0, group="Strength"),
+    Param("strain_limit", "float", 0.02, "Stretch or squeeze (fraction of its length) that breaks a spring of "
+          "strength 1", min=1e-6, max=10.0, group="Strength"),
+    Param("bend_limit", "float", 10.0, "Bend that breaks a spring of strength 1 (appendix A)", unit="°", min=1e-3,
+          max=180.0, group="Strength"),
+    Param("twist_limit", "float", 20.0, "Twist that breaks a spring of strength 1 (appendix A)", unit="°",
+          min=1e-3, max=180.0, group="Strength"),
+    Param("bond_stiffness", "float", 1.0, "Pore spring stiffness k_p as a multiple of the contact stiffness",
+          min=1e-3, max=1000.0, group="Strength", advanced=True),
+    Param("hard_threshold", "float", 0.5, "Map values below this are hard: their springs form the strongest level",
+          min=0.0, max=1.0, group="Brittleness Map"),
+    Param("max_spring_length", "float", 1.6, "Delaunay edges longer than this many median edges get no spring",
+          min=1.0, max=10.0, group="Elements", advanced=True),
+    Param("contact_time", "float", 0.002, "Duration of a collision t_c (sets the contact stiffness): shorter is "
+          "stiffer and slower to bake", unit="s", min=1e-6, max=10.0, group="Contacts"),
+    Param("restitution", "float", 0.3, "Rebound speed / impact speed of a contact", min=0.01, max=1.0,
+          group="Contacts"),
+    Param("friction", "float", 0.5, "Coulomb limit of the tangential dashpot", min=0.0, max=10.0, group="Contacts"),
+    Param("debris_energy", "float", 0.005, "A breaking spring releasing this much energy throws one debris "
+          "particle (up to 8); 0: no debris", unit="J", min=0.0, max=1e9, group="Debris"),
+    Param("debris_size", "float", 0.004, "Characteristic diameter of the Rosin-Rammler size distribution",
+          unit="m", min=1e-6, max=10.0, group="Debris"),
+    Param("debris_spread", "float", 1.5, "Rosin-Rammler exponent: larger gives more uniform sizes", min=0.1,
+          max=20.0, group="Debris"),
+    Param("max_debris", "int", 200_000, "Debris particles at most", min=0, max=100_000_000, group="Debris",
+          advanced=True),
+    Param("gravity", "vector", (0.0, 0.0, -9.81), "Acceleration of gravity (Blender's Z is up)", unit="m/s²",
+          min=-1000.0, max=1000.0, group="World"),
+    Param("steps_per_contact", "float", 15.0, "Substeps per contact time (the springs may ask for more)", min=2.0,
+          max=1000.0, group="Time", advanced=True),
+    Param("max_substeps", "int", 2000, "Upper bound of substeps per frame", min=1, max=100000, group="Time"),
+)
+
+PROJECTIONS = (
+    ("uv", "UV Map", "The object's active UV map, read at the surface point nearest each spring"),
+    ("planar_x", "Planar X", "Projected along X over the object's bounds (u from Y, v from Z)"),
+    ("planar_y", "Planar Y", "Projected along Y over the object's bounds (u from X, v from Z): the paper's wall"),
+    ("planar_z", "Planar Z", "Projected along Z over the object's bounds (u from X, v from Y)"),
+)
+PROJECTION_CODES = {name: i for i, (name, _, _) in enumerate(PROJECTIONS)}
+
+MOTIONS = (
+    ("simulated", "Simulated", "A rigid body of its density, fired with its initial velocity at its launch frame"),
+    ("animated", "Animated", "Moved by its keyframes with infinite mass"),
+)
+
+ROLES = (
+    Role("breakable", "Breakable", "The closed mesh that shatters, and the holder of the settings", max_count=1,
+         holds_settings=True, params=(
+             Param("brittleness_image", "image", "", "Brittleness map: black stays whole, white may break, grey "
+                   "in between; none: no hard region"),
+             Param("projection", "enum", "uv", "How the map is laid on the object", items=PROJECTIONS),
+         )),
+    Role("projectile", "Projectile", "A closed mesh fired at the Breakable, acting as one large element (a sphere "
+         "around its centre of mass)", params=(
+             Param("motion", "enum", "simulated", "How the projectile moves", items=MOTIONS),
+             Param("density", "float", 7800.0, "Density of a simulated projectile", unit="kg/m³", min=1e-6,
+                   max=1e6),
+             Param("initial_velocity", "vector", (0.0, 5.0, 0.0), "Velocity when fired", unit="m/s", min=-1000.0,
+                   max=1000.0),
+             Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin when fired", unit="rad/s",
+                   min=-1000.0, max=1000.0),
+             Param("launch_frame", "int", 1, "Frame it is fired at; before it, it waits and touches nothing",
+                   min=-100000, max=100000),
+         )),
+    Role("obstacle", "Obstacle", "Ground, walls: a closed mesh the pieces and debris collide with, static or "
+         "keyframed"),
+)
+
+FRACTURE = register(Schema(
+    effect="fracture",
+    label="Fracture",
+    help="An object shatters into Voronoi pieces under projectiles; a painted brittleness map keeps the dark "
+         "region whole.",
+    params=PARAMS,
+    roles=ROLES,
+    paper="edem-fracture-brittleness-map-imagire-johan-nishita.txt",
+))
+
+ROLE_CODES = {"breakable": 0, "projectile": 1, "obstacle": 2}
+
+
+def _breakable_arrays(o):
+    """(corner_uv, brittleness, projection code) of the Breakable, checked."""
+    q = o.params
+    image_name = q.get("brittleness_image", "")
+    image = o.arrays.get("brittleness")
+    projection = q.get("projection", "uv")
+    uv = o.arrays.get("uv")
+    problems = []
+    if image_name and image is None:
+        problems.append(f"its brittleness image '{image_name}' could not be read (a missing file?); reload or "
+                        "replace it")
+    if image is not None:
+        image = np.asarray(image, np.float32)
+        if image.ndim != 2 or image.size == 0:
+            problems.append(f"its brittleness image must be a 2D grey array, got shape {image.shape}")
+        if projection == "uv" and uv is None:
+            problems.append("the brittleness map is laid by UV but the object has no UV map: unwrap it or choose "
+                            "a planar projection")
+    if problems:
+        raise ValidationError(problems, f"breakable '{o.name}'")
+    if uv is not None:
+        uv = np.ascontiguousarray(uv, np.float32).reshape(-1, 3, 2)
+    return uv, image, PROJECTION_CODES[projection]
+
+
+def solver_input(desc):
+    """(settings, objects) for _core.fracture_bake from a validated description."""
+    p = dict(desc.parameters)
+    settings = {k: p[k] for k in ("element_count", "element_radius", "density", "p0", "pH", "n", "strain_limit",
+                                  "bond_stiffness", "hard_threshold", "max_spring_length", "contact_time",
+                                  "restitution", "friction", "debris_energy", "debris_size", "debris_spread",
+                                  "gravity", "steps_per_contact")}
+    settings.update(bend_limit=math.radians(p["bend_limit"]), twist_limit=math.radians(p["twist_limit"]),
+                    max_debris=float(p["max_debris"]), seed=float(desc.seed))
+    objects = []
+    for o in desc.objects:
+        q = o.params
+        entry = {"name": o.name, "role": ROLE_CODES[o.role], "vertices": o.world_vertices(),
+                 "triangles": o.triangles, "motion": None, "density": q.get("density", 1.0),
+                 "velocity": q.get("initial_velocity", [0.0, 0.0, 0.0]),
+                 "angular_velocity": q.get("initial_angular_velocity", [0.0, 0.0, 0.0]),
+                 "launch_frame": q.get("launch_frame", desc.frame_start), "projection": 0,
+                 "origin": o.matrix()[:3, 3].tolist(), "rotation": rotation_quaternion(o.matrix()[:3, :3]).tolist()}
+        if o.role == "breakable":
+            entry["corner_uv"], entry["brittleness"], entry["projection"] = _breakable_arrays(o)
+        elif o.role == "obstacle" or q.get("motion") == "animated":
+            entry["motion"] = relative_motion(o)
+            if o.role == "projectile" and entry["motion"] is None:
+                entry["motion"] = np.array([[0, 0, 0, 1, 0, 0, 0]], np.float64)
+        objects.append(entry)
+    return settings, objects
+
+
+def streams(desc):
+    breakable = desc.objects_with_role("breakable")[0].name
+    out = {"fragments": {"kind": "fragments", "object": breakable, "pieces": "elements"},
+           "elements": {"kind": "pieces", "object": breakable},
+           "debris": {"kind": "particles"}}
+    names = [o.name for o in desc.objects_with_role("projectile")]
+    if names:
+        out["rigid"] = {"kind": "transforms", "objects": names}
+    return out
+
+
+def read_pieces(cache, frame, stream="elements"):
+    """Per element at a frame: position (n,3), rotation (n,4, w x y z), piece label (n,)."""
+    f = cache.read_particles(stream, frame)
+    return f["position"], f["rotation"], f["piece"]
+
+
+def read_fragments(cache, stream="fragments"):
+    """The pieces' triangles: corners (m,3,3) relative to their element, uv (m,3,2), element (m,), material (m,)."""
+    frames = cache.frames(stream)
+    if not frames:
+        raise ValidationError([f"{cache.folder}: no fragments were written; bake again"], "fracture cache")
+    f = cache.read_particles(stream, frames[0])
+    return (f["position"].reshape(-1, 3, 3), f["uv"].reshape(-1, 3, 2), f["element"], f["material"])
+
+
+def posed_fragments(corners, element, position, rotation):
+    """World corners (m,3,3) of the pieces moved by their elements' poses."""
+    w, x, y, z = (rotation[element, k][:, None] for k in range(4))
+    c = corners.astype(np.float64)
+    # rotate v by q: v + 2 w (u x v) + 2 u x (u x v), u = (x, y, z)
+    u = np.concatenate([x, y, z], axis=1)[:, None, :]
+    t = 2.0 * np.cross(u, c)
+    out = c + w[:, None, :] * t + np.cross(u, t)
+    return out + position[element][:, None, :]
+
+
+register_runner("fracture", core_runner(streams, solver_input, _core.fracture_bake))
