@@ -78,6 +78,14 @@ def star_hard(size=64, points=5, outer=0.42, inner=0.2, centre=(0.5, 0.42)):
     return np.where(r < edge, 0.0, 1.0).astype(np.float32)
 
 
+def letter_t_hard(size=64):
+    """A black letter T on white: a shaped hard region with straight strokes a quarter of the wall wide."""
+    v, u = (np.mgrid[0:size, 0:size] + 0.5) / size
+    bar = (v > 0.62) & (v < 0.86) & (u > 0.14) & (u < 0.86)
+    stem = (v <= 0.62) & (u > 0.38) & (u < 0.62)
+    return np.where(bar | stem, 0.0, 1.0).astype(np.float32)
+
+
 PAPER_WALL = {"element_count": 2048, "element_radius": 0.017, "p0": 1.0, "pH": 0.001, "n": 30.0}
 
 
