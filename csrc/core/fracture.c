@@ -66,6 +66,7 @@ struct ts_fracture {
     double dt_bonds;               /* stable step of the stiffest element's springs */
     double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz;
     ts_quat *q;
+    uint8_t *fixed;                /* anchored elements do not move */
     double *R;                     /* 9 per element: q as a matrix, row-major, refreshed as q moves */
     double *force, *torque;        /* 3 per element */
     double *rest;                  /* 3 per element: centre at frame_start */
@@ -166,12 +167,13 @@ static ts_status alloc_elements(ts_fracture *f, ts_error *err)
         *cols[k] = calloc(n, sizeof **cols[k]);
     f->q = malloc(n * sizeof *f->q);
     f->R = malloc(9 * n * sizeof *f->R);
+    f->fixed = calloc(n, 1);
     f->force = calloc(3 * n, sizeof *f->force);
     f->torque = calloc(3 * n, sizeof *f->torque);
     f->rest = calloc(3 * n, sizeof *f->rest);
     f->gx = malloc(n * sizeof *f->gx), f->gy = malloc(n * sizeof *f->gy), f->gz = malloc(n * sizeof *f->gz);
     f->piece = malloc(n * sizeof *f->piece), f->parent = malloc(n * sizeof *f->parent);
-    int ok = f->q && f->R && f->force && f->torque && f->rest && f->gx && f->gy && f->gz && f->piece && f->parent;
+    int ok = f->q && f->R && f->fixed && f->force && f->torque && f->rest && f->gx && f->gy && f->gz && f->piece && f->parent;
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
         ok = ok && *cols[k];
     if (!ok)
@@ -312,6 +314,17 @@ static ts_status sort_elements(ts_fracture *f, ts_error *err)
     }
     free(tmp);
     return TS_OK;
+}
+
+/* A wall set in the ground: elements resting on an obstacle at the start are held there. */
+static void anchor_elements(ts_fracture *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        for (size_t k = 0; k < f->n_obs; k++) {
+            ts_collider_hit hit;
+            if (ts_collider_query(&f->obs[k].c, 0.0, element_pos(f, i), &hit) && hit.distance < 1.05 * f->r)
+                f->fixed[i] = 1;
+        }
 }
 
 /* ------------------------------------------------------------------ springs */
@@ -572,6 +585,8 @@ static ts_status build_breakable(ts_fracture *f, const ts_fracture_object *o, ts
         st = place_elements(f, &shape, bounds, err);
     if (st == TS_OK)
         st = sort_elements(f, err);
+    if (st == TS_OK && f->p.anchored)
+        anchor_elements(f);
     double t1 = seconds_now();
     ts_edge *edges = NULL;
     size_t m = 0;
@@ -655,7 +670,7 @@ void ts_fracture_destroy(ts_fracture *f)
                       f->dvy, f->dvz, f->dr, f->cp};
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
         free(cols[k]);
-    free(f->q), free(f->gx), free(f->gy), free(f->gz), free(f->piece), free(f->parent);
+    free(f->q), free(f->fixed), free(f->gx), free(f->gy), free(f->gz), free(f->piece), free(f->parent);
     free(f->springs), free(f->adj_start), free(f->adj), free(f->did), free(f->drest);
     for (size_t k = 0; f->obs && k < f->n_obs; k++)
         ts_collider_free(&f->obs[k].c);
@@ -802,6 +817,8 @@ static void integrate_elements(ts_fracture *f, double dt)
     double inv_M = 1.0 / f->M, inv_I = 1.0 / f->I;
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < f->n; i++) {
+        if (f->fixed[i])
+            continue;
         f->vx[i] += dt * inv_M * f->force[3 * i];
         f->vy[i] += dt * inv_M * f->force[3 * i + 1];
         f->vz[i] += dt * inv_M * f->force[3 * i + 2];

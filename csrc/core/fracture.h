@@ -73,6 +73,7 @@ typedef struct ts_fracture_params {
     double debris_size;          /* Rosin-Rammler characteristic diameter, m */
     double debris_spread;        /* Rosin-Rammler exponent (larger: more uniform sizes) */
     long max_debris;
+    int anchored;                /* elements touching an obstacle at the start are held fixed */
     double gravity[3];
     double steps_per_contact;
     int frame_start;

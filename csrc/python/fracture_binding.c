@@ -31,7 +31,7 @@ static int read_params(PyObject *d, ts_fracture_params *p)
         tsubu_dict_double(d, "debris_energy", &p->debris_energy) ||
         tsubu_dict_double(d, "debris_size", &p->debris_size) ||
         tsubu_dict_double(d, "debris_spread", &p->debris_spread) ||
-        tsubu_dict_double(d, "max_debris", &max_debris) || tsubu_dict_vec(d, "gravity", p->gravity, 3) ||
+        tsubu_dict_double(d, "max_debris", &max_debris) || tsubu_dict_int(d, "anchored", &p->anchored) || tsubu_dict_vec(d, "gravity", p->gravity, 3) ||
         tsubu_dict_double(d, "steps_per_contact", &p->steps_per_contact) || tsubu_dict_double(d, "seed", &seed))
         return -1;
     p->max_debris = (long)max_debris;

@@ -171,7 +171,7 @@ static ts_fracture_params wall_params(void)
     p.element_count = 300, p.density = 2400, p.contact_time = 0.004, p.restitution = 0.3, p.friction = 0.5;
     p.bond_stiffness = 1, p.strain_limit = 0.02, p.bend_limit = 0.1, p.twist_limit = 0.2;
     p.p0 = 1, p.pH = 1, p.n = 1, p.hard_threshold = 0.5, p.max_spring_length = 1.6;
-    p.debris_energy = 0, p.debris_size = 0.005, p.debris_spread = 2, p.max_debris = 1000;
+    p.anchored = 1, p.debris_energy = 0, p.debris_size = 0.005, p.debris_spread = 2, p.max_debris = 1000;
     p.gravity[2] = -9.81, p.steps_per_contact = 15, p.frame_start = 1, p.fps = 24, p.seed = 3;
     return p;
 }

@@ -21,3 +21,9 @@ def principled_inputs(node):
     names = {"base_color": "Base Color", "roughness": "Roughness", "ior": "IOR",
              "transmission": "Transmission Weight" if "Transmission Weight" in node.inputs else "Transmission"}
     return {k: node.inputs[v] for k, v in names.items()}
+
+
+def set_polygon_loop_totals(mesh, totals):
+    """Polygon sizes for a mesh built with foreach_set: Blender 4 derives them from loop_start."""
+    if VERSION < (4, 0, 0):
+        mesh.polygons.foreach_set("loop_total", totals)

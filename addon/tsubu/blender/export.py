@@ -29,6 +29,55 @@ def mesh_arrays(obj, depsgraph):
     return v.reshape(-1, 3), t.reshape(-1, 3)
 
 
+def corner_uvs(obj, depsgraph):
+    """(M,3,2) float32 UVs of the active UV map per triangle corner, or None without a UV map."""
+    evaluated = obj.evaluated_get(depsgraph)
+    mesh = evaluated.to_mesh()
+    try:
+        if not mesh.uv_layers.active:
+            return None
+        mesh.calc_loop_triangles()
+        loops = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+        mesh.loop_triangles.foreach_get("loops", loops)
+        uv = np.empty(len(mesh.loops) * 2, np.float32)
+        mesh.uv_layers.active.data.foreach_get("uv", uv)
+        return uv.reshape(-1, 2)[loops].reshape(-1, 3, 2)
+    finally:
+        evaluated.to_mesh_clear()
+
+
+def image_grey(image):
+    """An image's pixels as grey (H,W) float32, bottom row first, or None if it cannot be read."""
+    try:
+        width, height = image.size
+        if width == 0 or height == 0:
+            return None
+        px = np.empty(width * height * image.channels, np.float32)
+        image.pixels.foreach_get(px)
+    except (RuntimeError, ReferenceError):
+        return None
+    px = px.reshape(height, width, image.channels)
+    rgb = px[..., :3] if image.channels >= 3 else px[..., :1]
+    return (rgb @ np.array([0.2126, 0.7152, 0.0722], np.float32)[: rgb.shape[-1]] /
+            (1.0 if image.channels >= 3 else 0.2126)).astype(np.float32)
+
+
+def image_arrays(o, params, depsgraph):
+    """Arrays a role's image parameters bring along (the Breakable's brittleness map and UVs)."""
+    arrays = {}
+    name = params.get("brittleness_image")
+    if name:
+        image = bpy.data.images.get(name)
+        grey = image_grey(image) if image is not None else None
+        if grey is not None:
+            arrays["brittleness"] = grey
+        if params.get("projection") == "uv":
+            uv = corner_uvs(o, depsgraph)
+            if uv is not None:
+                arrays["uv"] = uv
+    return arrays
+
+
 def is_animated(obj):
     o = obj
     while o is not None:
@@ -99,4 +148,5 @@ def describe_object(s, o, matrices, depsgraph):
     params = {}
     if role.params:
         params = properties.read_group(getattr(o.tsubu, properties.role_attr(s.effect, role.name)), role.params)
-    return SceneObject(o.name, role.name, v, t, m, params)
+    arrays = image_arrays(o, params, depsgraph) if o.type == "MESH" else {}
+    return SceneObject(o.name, role.name, v, t, m, params, arrays=arrays)

@@ -9,7 +9,11 @@ After a bake (and on every frame change) each domain's streams appear as:
 - heightfield -> a grid mesh '<Domain>.<stream>' over the bed's cells whose
   heights are set from the frame's file (the Sand Bed itself then shows as
   a wireframe and is not rendered; the grid takes its materials);
-- transforms -> keyframes on the objects named in the manifest.
+- transforms -> keyframes on the objects named in the manifest;
+- fragments  -> one mesh '<Domain>.fragments' of all the broken object's
+  pieces (its materials, plus a fracture material for the inner faces),
+  whose corners follow their elements' poses from the "pieces" stream
+  every frame (the Breakable itself then shows as a wireframe).
 Result objects live in the collection 'Tsubu Results'.
 """
 import os
@@ -225,6 +229,70 @@ def apply_transforms(cache, stream):
             obj.keyframe_insert("rotation_quaternion", frame=frame, group="Tsubu")
 
 
+def inner_material():
+    return principled_material("Tsubu Fracture", base_color=(0.42, 0.4, 0.37, 1.0), roughness=0.95)
+
+
+def ensure_fragments_object(scene, domain, cache, stream, desc):
+    """The pieces as one mesh of separate triangles, made once per bake; rest corners in an attribute."""
+    from ..effects.fracture import read_fragments
+    name = f"{domain.name}.{stream}"
+    obj = bpy.data.objects.get(name)
+    if obj is not None and "tsubu_element" in obj.data.attributes:
+        return obj
+    corners, uv, element, material = read_fragments(cache, stream)
+    m = len(element)
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(3 * m)
+    mesh.loops.add(3 * m)
+    mesh.polygons.add(m)
+    mesh.vertices.foreach_set("co", corners.reshape(-1).astype(np.float32))
+    mesh.loops.foreach_set("vertex_index", np.arange(3 * m, dtype=np.int32))
+    mesh.polygons.foreach_set("loop_start", np.arange(0, 3 * m, 3, dtype=np.int32))
+    compat.set_polygon_loop_totals(mesh, np.full(m, 3, np.int32))
+    mesh.polygons.foreach_set("material_index", material.astype(np.int32))
+    layer = mesh.uv_layers.new(name="UVMap")
+    layer.data.foreach_set("uv", uv.reshape(-1).astype(np.float32))
+    for attr, values, kind in (("tsubu_rest", corners.reshape(-1, 3), "FLOAT_VECTOR"),
+                               ("tsubu_element", np.repeat(element, 3), "INT")):
+        a = mesh.attributes.new(attr, kind, "POINT")
+        a.data.foreach_set("vector" if kind == "FLOAT_VECTOR" else "value",
+                           np.ascontiguousarray(values, np.float32 if kind == "FLOAT_VECTOR" else np.int32).ravel())
+    mesh.update()
+    source = bpy.data.objects.get(desc.get("object", ""))
+    outer = [mat for mat in source.data.materials if mat is not None] if source is not None and \
+        source.type == "MESH" else []
+    mesh.materials.append(outer[0] if outer else principled_material("Tsubu Stone", base_color=(0.6, 0.58, 0.55, 1.0),
+                                                                     roughness=0.8))
+    mesh.materials.append(inner_material())
+    if obj is None:
+        obj = ensure_object(scene, name, mesh)
+    else:
+        old = obj.data
+        obj.data = mesh
+        if old.users == 0:
+            bpy.data.meshes.remove(old)
+    if source is not None:
+        source.hide_render = True
+        source.display_type = "WIRE"
+    return obj
+
+
+def pose_fragments(mesh, frame):
+    """Move every corner by its element's pose at this frame."""
+    from ..effects.fracture import posed_fragments
+    n = len(mesh.vertices)
+    rest = np.empty(3 * n, np.float32)
+    mesh.attributes["tsubu_rest"].data.foreach_get("vector", rest)
+    element = np.empty(n, np.int32)
+    mesh.attributes["tsubu_element"].data.foreach_get("value", element)
+    pos = np.asarray(frame["position"], np.float64)
+    rot = np.asarray(frame["rotation"], np.float64)
+    world = posed_fragments(rest.reshape(-1, 1, 3), element, pos, rot)
+    mesh.vertices.foreach_set("co", world.astype(np.float32).ravel())
+    mesh.update()
+
+
 def domains(scene):
     for obj in scene.objects:
         s, role = properties.role_of(obj)
@@ -248,6 +316,11 @@ def load_frame(scene, domain, frame):
                 set_mesh_points(obj.data, read_particles(path) if os.path.exists(path) else None, radius)
             elif desc["kind"] == "heightfield" and os.path.exists(path):
                 set_heights(ensure_heightfield_object(scene, domain, stream, desc).data, cache.read_heights(stream, frame))
+            elif desc["kind"] == "fragments" and cache.frames(stream):
+                pieces = frame_path(cache.folder, desc["pieces"], frame)
+                if os.path.exists(pieces):
+                    pose_fragments(ensure_fragments_object(scene, domain, cache, stream, desc).data,
+                                   read_particles(pieces))
     except (CorruptFileError, OSError, KeyError, ValueError) as e:
         domain.tsubu.status = f"Cache problem: {e}"
         return str(e)

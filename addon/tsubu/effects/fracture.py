@@ -53,6 +53,8 @@ PARAMS = (
           max=20.0, group="Debris"),
     Param("max_debris", "int", 200_000, "Debris particles at most", min=0, max=100_000_000, group="Debris",
           advanced=True),
+    Param("anchored", "bool", False, "Elements touching an Obstacle at the start are held fixed, like a wall set in "
+          "the ground; off: the object stands free and may topple", group="World"),
     Param("gravity", "vector", (0.0, 0.0, -9.81), "Acceleration of gravity (Blender's Z is up)", unit="m/s²",
           min=-1000.0, max=1000.0, group="World"),
     Param("steps_per_contact", "float", 15.0, "Substeps per contact time (the springs may ask for more)", min=2.0,
@@ -141,7 +143,7 @@ def solver_input(desc):
                                   "bond_stiffness", "hard_threshold", "max_spring_length", "contact_time",
                                   "restitution", "friction", "debris_energy", "debris_size", "debris_spread",
                                   "gravity", "steps_per_contact")}
-    settings.update(bend_limit=math.radians(p["bend_limit"]), twist_limit=math.radians(p["twist_limit"]),
+    settings.update(anchored=int(p["anchored"]), bend_limit=math.radians(p["bend_limit"]), twist_limit=math.radians(p["twist_limit"]),
                     max_debris=float(p["max_debris"]), seed=float(desc.seed))
     objects = []
     for o in desc.objects:

@@ -1,0 +1,62 @@
+"""The fracture effect in real Blender: the demo wall (fewer elements, one
+shot) is built from its description, with its brittleness map as a Blender
+image, baked with the Bake operator and played back: the pieces mesh
+exists with an inner fracture material, pieces in the upper half move, the
+hard lower half does not, and the projectile is keyed.
+
+Run: blender -b --factory-startup --python tests/blender/test_fracture.py
+ or: .venv/bpy-4.5/bin/python tests/blender/test_fracture.py
+"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402  (sets sys.path)
+
+import bpy  # noqa: E402
+import addon_utils  # noqa: E402
+import numpy as np  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="tsubu-blender-fracture-")
+
+
+def corners(obj):
+    co = np.empty(len(obj.data.vertices) * 3, np.float32)
+    obj.data.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def test_demo_wall_breaks_above_and_holds_below():
+    assert addon_utils.enable("tsubu", default_set=True) is not None
+    try:
+        from tsubu import demos
+        from tsubu.blender.scene_import import create_objects
+        desc = demos.fracture_scene(frames=12, shots=((0.0, 0.8, 2),), element_count=300, element_radius=0.0, speed=5.0)
+        scene = bpy.context.scene
+        scene.frame_start, scene.frame_end, scene.render.fps = 1, 12, 24
+        made = create_objects(desc)
+        wall = made["Wall"]
+        assert wall.tsubu.fracture_breakable.brittleness_image is not None
+        wall.tsubu.cache_dir = TMP
+        bpy.context.view_layer.objects.active = wall
+        assert bpy.ops.tsubu.bake() == {"FINISHED"}, wall.tsubu.status
+        pieces = bpy.data.objects["Wall.fragments"]
+        assert len(pieces.data.materials) == 2 and pieces.data.materials[1].name.startswith("Tsubu Fracture")
+        assert wall.hide_render and not pieces.hide_render
+        scene.frame_set(1)
+        rest = corners(pieces)
+        assert rest[:, 2].min() > -1e-4 and rest[:, 2].max() < 1.0 + 1e-4
+        scene.frame_set(12)
+        moved = np.linalg.norm(corners(pieces) - rest, axis=1)
+        upper, lower = rest[:, 2] > 0.6, rest[:, 2] < 0.35
+        assert moved[upper].max() > 0.05, "nothing in the upper half moved"
+        assert np.median(moved[lower]) < 0.3 * np.median(moved[upper]), ("the hard lower half moved", np.median(moved[lower]), moved[upper].max())
+        ball = made["Ball.0"]
+        assert ball.animation_data and ball.animation_data.action
+        assert abs(ball.matrix_world.translation.y + 0.4) > 0.05, ball.matrix_world.translation  # it was fired
+    finally:
+        addon_utils.disable("tsubu", default_set=True)
+
+
+harness.run(globals(), "fracture")
