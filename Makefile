@@ -94,6 +94,7 @@ bench: build $(BUILD)/opt/bench_core
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench core
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench water
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench sand
+	PYTHONPATH=addon $(PYTHON) -m tsubu bench fracture
 
 demo: setup
 	$(MAKE) build

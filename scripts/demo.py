@@ -1,7 +1,7 @@
 """The README's demo: bake a built-in scene (water by default) with the add-on in
 headless Blender and render one frame with Cycles (CPU, few samples).
 
-    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand] [--out out]
+    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand|fracture] [--out out]
         [--frame N] [--samples 16]
 
 Writes OUT/<effect>_demo.png, OUT/<effect>_demo.blend and the cache in OUT/tsubu_cache/.
@@ -35,6 +35,8 @@ SCENES = {
     "sand": ("Sand", (0.95, -1.25, 0.75), (1.1, 0.0, 0.62), 12,
              {"Ball": ((0.5, 0.08, 0.06), 0.4), "Thrown": ((0.1, 0.2, 0.5), 0.4),
               "Tsubu Particles": ((0.76, 0.62, 0.42), 0.9)}),
+    "fracture": ("Wall", (1.6, -2.2, 1.0), (1.4, 0.0, 0.63), 20,
+                 {"Ball": ((0.2, 0.2, 0.22), 0.3), "Tsubu Particles": ((0.45, 0.43, 0.4), 0.9)}),
 }
 
 

@@ -263,6 +263,96 @@ def bench_sand():
             print(f"LIGGGHTS same bed n={peer[0]:>7} procs={procs}: {peer[1] / 1e6:6.2f} M particle-steps/s", flush=True)
 
 
+def _fracture_wall(n, frames):
+    """The paper's wall (one shot) with n elements: set-up seconds (a bake of the first frame alone),
+    then steps per second of a bake of `frames` frames. Prints JSON for bench_fracture."""
+    import json
+    from . import demos
+    from .cache import Cache
+    from .effects import fracture
+
+    radius = 0.017 if n == 2048 else 0.0
+    d = demos.fracture_scene(frames=frames, shots=((0.0, 0.75, 2),), element_count=n, element_radius=radius)
+    d.validate()
+    settings, objects = fracture.solver_input(d)
+    out = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for last in (1, frames):
+            Cache(folder).create("fracture", d.parameters, 1, last, 24.0, 0, fracture.streams(d))
+            t = time.perf_counter()
+            st = _core.fracture_bake(settings, objects, folder, 1, last, 24.0)
+            out[last] = (time.perf_counter() - t, st)
+    setup, st = out[1]
+    total, st = out[frames]
+    pieces = sum(st[k] for k in ("seconds_placement", "seconds_delaunay", "seconds_levels", "seconds_fragments"))
+    print(json.dumps({"elements": st["elements"], "setup": setup, "pieces_seconds": pieces,
+                      "steps": st["steps"], "seconds": total - setup, "broken": st["broken"]}))
+
+
+CELL_FRACTURE = """
+import bpy, sys, time, addon_utils
+n = int(sys.argv[sys.argv.index("--") + 1])
+addon_utils.enable("object_fracture_cell", default_set=True)
+bpy.ops.object.select_all(action="SELECT"); bpy.ops.object.delete()
+bpy.ops.mesh.primitive_cube_add(size=1.0)
+wall = bpy.context.active_object
+wall.scale = (1.0, 0.08, 1.0)
+bpy.ops.object.transform_apply(scale=True)
+bpy.ops.object.particle_system_add()
+ps = wall.particle_systems[0].settings
+ps.count, ps.emit_from, ps.frame_start, ps.frame_end = n, "VOLUME", 1, 1
+bpy.context.scene.frame_set(1)
+t = time.perf_counter()
+bpy.ops.object.add_fracture_cell_objects(source={"PARTICLE_OWN"}, source_limit=n, use_remove_original=False)
+print("CELLFRACTURE", len([o for o in bpy.data.objects if o is not wall]), time.perf_counter() - t)
+"""
+
+
+def _cell_fracture(n):
+    """(pieces, seconds) of Blender's Cell Fracture add-on cutting the same wall into n pieces, or None."""
+    import shutil
+    import subprocess
+    if shutil.which("blender") is None:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(CELL_FRACTURE)
+    try:
+        out = subprocess.run(["blender", "-b", "--factory-startup", "--python", f.name, "--", str(n)],
+                             capture_output=True, text=True, timeout=3600)
+    finally:
+        os.unlink(f.name)
+    for line in out.stdout.splitlines():
+        if line.startswith("CELLFRACTURE"):
+            _, pieces, seconds = line.split()
+            return int(pieces), float(seconds)
+    return None
+
+
+def bench_fracture():
+    """Set-up and steps per second of the paper's wall (2048 elements) and of 20,000, 1 and 2 threads,
+    and Blender's Cell Fracture making the same number of pieces from the same wall, side by side."""
+    import json
+    import subprocess
+    import sys
+    for n, frames in ((2048, 12), (20_000, 3)):
+        for threads in (1, 2):
+            env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+            out = subprocess.run([sys.executable, "-c", f"import tsubu.benchmarks as b; b._fracture_wall({n}, {frames})"],
+                                 env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                raise RuntimeError(f"fracture benchmark failed: {out.stderr.strip()[-500:]}")
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            print(f"fracture wall n={r['elements']:>6} threads={threads}: set-up {r['setup']:6.2f} s (pieces "
+                  f"{r['pieces_seconds']:5.2f} s), {r['steps'] / r['seconds']:7.0f} steps/s, "
+                  f"{r['elements'] * r['steps'] / r['seconds'] / 1e6:5.2f} M element-steps/s", flush=True)
+            if threads == 2:
+                peer = _cell_fracture(n) if n <= 2048 else None
+                if peer:
+                    print(f"Cell Fracture (Blender 3.4) same wall into {peer[0]} pieces: {peer[1]:7.2f} s; "
+                          f"Tsubu's pieces {r['pieces_seconds']:.2f} s: {peer[1] / r['pieces_seconds']:.0f}x faster",
+                          flush=True)
+
+
 def run(effect):
     table = {"core": bench_core}
     table.update(_effect_benchmarks())
@@ -272,4 +362,4 @@ def run(effect):
 
 
 def _effect_benchmarks():
-    return {"water": bench_water, "sand": bench_sand}
+    return {"water": bench_water, "sand": bench_sand, "fracture": bench_fracture}
