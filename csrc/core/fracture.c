@@ -1046,12 +1046,6 @@ static void label_pieces(ts_fracture *f)
         f->piece[i] = find_root(f->parent, (uint32_t)i);
 }
 
-const uint32_t *ts_fracture_pieces(ts_fracture *f)
-{
-    label_pieces(f);
-    return f->piece;
-}
-
 static ts_status write_fragments(ts_fracture *f, ts_frame_output *out, ts_error *err)
 {
     ts_frame g;

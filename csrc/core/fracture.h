@@ -99,9 +99,6 @@ typedef struct ts_fracture_stats {
 } ts_fracture_stats;
 void ts_fracture_get_stats(const ts_fracture *f, ts_fracture_stats *st);
 
-/* Per element: its piece (smallest element index joined to it by unbroken springs). */
-const uint32_t *ts_fracture_pieces(ts_fracture *f);
-
 extern const ts_solver_ops ts_fracture_ops;
 
 #endif
