@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "bond_levels.h"
+#include "buffer.h"
 #include "collider.h"
 #include "contact.h"
 #include "delaunay.h"
@@ -187,21 +188,12 @@ static ts_status reserve_debris(ts_fracture *f, size_t need, ts_error *err)
 {
     if (need <= f->cap_d)
         return TS_OK;
-    size_t cap = f->cap_d ? 2 * f->cap_d : 256;
-    while (cap < need)
-        cap *= 2;
+    size_t cap = ts_grown_capacity(f->cap_d, need, 256);
     double **cols[] = {&f->dx, &f->dy, &f->dz, &f->dvx, &f->dvy, &f->dvz, &f->dr};
-    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++) {
-        double *grown = realloc(*cols[k], cap * sizeof *grown);
-        if (!grown)
-            return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu debris particles", need);
-        *cols[k] = grown;
-    }
-    uint32_t *id = realloc(f->did, cap * sizeof *id);
-    if (id) f->did = id;
-    uint8_t *rest = realloc(f->drest, cap);
-    if (rest) f->drest = rest;
-    if (!id || !rest)
+    int failed = ts_resize((void **)&f->did, cap, sizeof *f->did) < 0 || ts_resize((void **)&f->drest, cap, 1) < 0;
+    for (size_t k = 0; k < sizeof cols / sizeof *cols && !failed; k++)
+        failed = ts_resize((void **)cols[k], cap, sizeof **cols[k]) < 0;
+    if (failed)
         return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu debris particles", need);
     f->cap_d = cap;
     return TS_OK;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "vecmath.h"
 
 /* The piece being cut, as convex polygons (a convex polygon cut by a plane
@@ -35,39 +36,21 @@ typedef struct cutter {
     size_t poly_cap;
 } cutter;
 
-static int grow(void **p, size_t *cap, size_t need, size_t item)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * item);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int soup_reserve(soup *s, size_t faces, size_t corners)
 {
-    size_t fc = s->face_cap, cc = s->corner_cap;
-    if (grow((void **)&s->start, &fc, faces, sizeof *s->start) < 0)
-        return -1;
-    fc = s->face_cap;
-    if (grow((void **)&s->count, &fc, faces, sizeof *s->count) < 0)
-        return -1;
-    fc = s->face_cap;
-    if (grow((void **)&s->material, &fc, faces, 1) < 0)
-        return -1;
-    s->face_cap = fc;
-    if (grow((void **)&s->pos, &cc, corners, 3 * sizeof *s->pos) < 0)
-        return -1;
-    cc = s->corner_cap;
-    if (grow((void **)&s->uv, &cc, corners, 2 * sizeof *s->uv) < 0)
-        return -1;
-    s->corner_cap = cc;
+    if (faces > s->face_cap) {
+        size_t c = ts_grown_capacity(s->face_cap, faces, 64);
+        if (ts_resize((void **)&s->start, c, sizeof *s->start) < 0 ||
+            ts_resize((void **)&s->count, c, sizeof *s->count) < 0 || ts_resize((void **)&s->material, c, 1) < 0)
+            return -1;
+        s->face_cap = c;
+    }
+    if (corners > s->corner_cap) {
+        size_t c = ts_grown_capacity(s->corner_cap, corners, 256);
+        if (ts_resize((void **)&s->pos, c, 3 * sizeof *s->pos) < 0 || ts_resize((void **)&s->uv, c, 2 * sizeof *s->uv) < 0)
+            return -1;
+        s->corner_cap = c;
+    }
     return 0;
 }
 
@@ -86,7 +69,7 @@ static int soup_add(soup *s, int n, const double *pos, const float *uv, uint8_t 
 
 static int add_segment(cutter *c, const double *a, const double *b)
 {
-    if (grow((void **)&c->seg, &c->seg_cap, c->seg_count + 1, sizeof *c->seg) < 0)
+    if (ts_grow((void **)&c->seg, &c->seg_cap, c->seg_count + 1, sizeof *c->seg) < 0)
         return -1;
     memcpy(c->seg[c->seg_count].a, a, sizeof c->seg->a);
     memcpy(c->seg[c->seg_count].b, b, sizeof c->seg->b);
@@ -128,12 +111,12 @@ static int cut_face(cutter *c, size_t f, ts_vec3 n, double d, double eps)
     int k_count = (int)c->in.count[f], inside = 0, outside = 0;
     size_t need = 2 * (size_t)k_count + 2;
     if (need > c->poly_cap) {
-        size_t cap = c->poly_cap, cap_uv = c->poly_cap, cap_on = c->poly_cap;
-        if (grow((void **)&c->poly, &cap, need, 3 * sizeof *c->poly) < 0 ||
-            grow((void **)&c->poly_uv, &cap_uv, need, 2 * sizeof *c->poly_uv) < 0 ||
-            grow((void **)&c->on, &cap_on, need, sizeof *c->on) < 0)
+        size_t cap = ts_grown_capacity(c->poly_cap, need, 64);
+        if (ts_resize((void **)&c->poly, cap, 3 * sizeof *c->poly) < 0 ||
+            ts_resize((void **)&c->poly_uv, cap, 2 * sizeof *c->poly_uv) < 0 ||
+            ts_resize((void **)&c->on, cap, sizeof *c->on) < 0)
             return -1;
-        c->poly_cap = need;
+        c->poly_cap = cap;
     }
     double s_stack[64], *s = k_count <= 64 ? s_stack : malloc((size_t)k_count * sizeof *s);
     if (!s)
@@ -273,12 +256,12 @@ static int cap_cut(cutter *c, ts_vec3 n)
     u = ts_v3_scale(u, 1.0 / ts_v3_length(u));
     ts_vec3 v = ts_v3_cross(n, u);
     if (c->seg_count + 1 > c->loop_cap) {
-        size_t need = 2 * (c->seg_count + 1), cap = c->loop_cap, cap_uv = c->loop_cap, cap_i = c->loop_cap;
-        if (grow((void **)&c->loop, &cap, need, 5 * sizeof *c->loop) < 0 ||
-            grow((void **)&c->loop_uv, &cap_uv, need, 2 * sizeof *c->loop_uv) < 0 ||
-            grow((void **)&c->index, &cap_i, need, sizeof *c->index) < 0)
+        size_t cap = ts_grown_capacity(c->loop_cap, c->seg_count + 1, 64);
+        if (ts_resize((void **)&c->loop, cap, 5 * sizeof *c->loop) < 0 ||
+            ts_resize((void **)&c->loop_uv, cap, 2 * sizeof *c->loop_uv) < 0 ||
+            ts_resize((void **)&c->index, cap, sizeof *c->index) < 0)
             return -1;
-        c->loop_cap = need;
+        c->loop_cap = cap;
     }
     while (c->seg_count > 0) {
         double *loop3 = c->loop, *xy = c->loop + 3 * c->loop_cap;

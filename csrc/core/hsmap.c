@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
+
 /* Ray positions sit a hair off the cell centres so that a ray never runs
  * exactly along a mesh edge of a grid-aligned mesh (which would hit both
  * triangles or neither). */
@@ -31,21 +33,6 @@ void ts_hsmap_free(ts_hsmap *m)
     free(m->spans);
     free(m->hits);
     ts_hsmap_init(m);
-}
-
-static int grow(void **p, size_t *capacity, size_t need, size_t item)
-{
-    if (need <= *capacity)
-        return 1;
-    size_t n = *capacity ? *capacity : 256;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * item);
-    if (!q)
-        return 0;
-    *p = q;
-    *capacity = n;
-    return 1;
 }
 
 typedef struct tri_xyz {
@@ -80,7 +67,7 @@ static int rasterise(const ts_columns *g, int i0, int j0, int nx, int ny, tri_xy
             double wc = area2 - wa - wb;
             if (area2 > 0 ? (wa < 0 || wb < 0 || wc < 0) : (wa > 0 || wb > 0 || wc > 0))
                 continue;
-            if (!grow((void **)hits, capacity, *count + 1, sizeof **hits))
+            if (ts_grow((void **)hits, capacity, *count + 1, sizeof **hits) < 0)
                 return 0;
             ts_hit *h = &(*hits)[(*count)++];
             h->column = (uint32_t)(i - i0) + (uint32_t)nx * (uint32_t)(j - j0);
@@ -120,8 +107,8 @@ ts_status ts_hsmap_build(ts_hsmap *m, const ts_columns *g, const double *v, size
             return ts_fail(err, TS_ERR_NOMEM, "height span map: out of memory");
     }
     qsort(m->hits, count, sizeof *m->hits, hit_order);
-    if (!grow((void **)&m->start, &m->start_capacity, columns + 1, sizeof *m->start) ||
-        !grow((void **)&m->spans, &m->span_capacity, count / 2 + 1, sizeof *m->spans))
+    if (ts_grow((void **)&m->start, &m->start_capacity, columns + 1, sizeof *m->start) < 0 ||
+        ts_grow((void **)&m->spans, &m->span_capacity, count / 2 + 1, sizeof *m->spans) < 0)
         return ts_fail(err, TS_ERR_NOMEM, "height span map: out of memory");
     /* Pair the hits of each column into spans: a ray going up enters the
      * solid through a downward face and leaves through an upward one. */
