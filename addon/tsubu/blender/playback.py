@@ -48,6 +48,25 @@ def ensure_object(scene, name, data):
     return obj
 
 
+def show_mesh(scene, name, obj, mesh):
+    """Give the result object `name` (made if obj is None) a freshly built mesh, dropping its old one."""
+    if obj is None:
+        return ensure_object(scene, name, mesh)
+    old = obj.data
+    obj.data = mesh
+    if old.users == 0:
+        bpy.data.meshes.remove(old)
+    return obj
+
+
+def source_materials(desc):
+    """The materials of the object a stream stands in for (manifest "object"), without empty slots."""
+    source = bpy.data.objects.get(desc.get("object", ""))
+    if source is None or source.type != "MESH":
+        return []
+    return [mat for mat in source.data.materials if mat is not None]
+
+
 def points_node_group():
     """Geometry Nodes: mesh vertices -> points with the 'radius' attribute, material set."""
     group = bpy.data.node_groups.get(POINTS_GROUP)
@@ -146,19 +165,9 @@ def ensure_heightfield_object(scene, domain, stream, desc):
     quads = np.stack([a, a + 1, a + nx + 1, a + nx], axis=1)
     mesh.from_pydata(verts.tolist(), [], quads.tolist())
     mesh.polygons.foreach_set("use_smooth", np.ones(len(quads), bool))
-    bed = bpy.data.objects.get(desc.get("object", ""))
-    for mat in bed.data.materials if bed is not None and bed.type == "MESH" else ():
-        if mat is not None:
-            mesh.materials.append(mat)
-    if not mesh.materials:
-        mesh.materials.append(sand_material())
-    if obj is None:
-        obj = ensure_object(scene, name, mesh)
-    else:
-        old = obj.data
-        obj.data = mesh
-        if old.users == 0:
-            bpy.data.meshes.remove(old)
+    for mat in source_materials(desc) or [sand_material()]:
+        mesh.materials.append(mat)
+    obj = show_mesh(scene, name, obj, mesh)
     return obj
 
 
@@ -259,23 +268,11 @@ def ensure_fragments_object(scene, domain, cache, stream, desc):
         a.data.foreach_set("vector" if kind == "FLOAT_VECTOR" else "value",
                            np.ascontiguousarray(values, np.float32 if kind == "FLOAT_VECTOR" else np.int32).ravel())
     mesh.update()
-    source = bpy.data.objects.get(desc.get("object", ""))
-    outer = [mat for mat in source.data.materials if mat is not None] if source is not None and \
-        source.type == "MESH" else []
-    mesh.materials.append(outer[0] if outer else principled_material("Tsubu Stone", base_color=(0.6, 0.58, 0.55, 1.0),
-                                                                     roughness=0.8))
+    outer = source_materials(desc) or [principled_material("Tsubu Stone", base_color=(0.6, 0.58, 0.55, 1.0),
+                                                           roughness=0.8)]
+    mesh.materials.append(outer[0])
     mesh.materials.append(inner_material())
-    if obj is None:
-        obj = ensure_object(scene, name, mesh)
-    else:
-        old = obj.data
-        obj.data = mesh
-        if old.users == 0:
-            bpy.data.meshes.remove(old)
-    if source is not None:
-        source.hide_render = True
-        source.display_type = "WIRE"
-    return obj
+    return show_mesh(scene, name, obj, mesh)
 
 
 def pose_fragments(mesh, frame):
@@ -316,7 +313,7 @@ def load_frame(scene, domain, frame):
                 set_mesh_points(obj.data, read_particles(path) if os.path.exists(path) else None, radius)
             elif desc["kind"] == "heightfield" and os.path.exists(path):
                 set_heights(ensure_heightfield_object(scene, domain, stream, desc).data, cache.read_heights(stream, frame))
-            elif desc["kind"] == "fragments" and cache.frames(stream):
+            elif desc["kind"] == "fragments":
                 pieces = frame_path(cache.folder, desc["pieces"], frame)
                 if os.path.exists(pieces):
                     pose_fragments(ensure_fragments_object(scene, domain, cache, stream, desc).data,
@@ -339,7 +336,7 @@ def build_results(scene, domain):
                 "surface" in desc.get("grids", [])
         elif desc["kind"] == "transforms":
             apply_transforms(cache, stream)
-        elif desc["kind"] == "heightfield":  # the baked ground stands in for the bed
+        elif desc["kind"] in ("heightfield", "fragments"):  # the baked ground or pieces stand in for the object
             domain.hide_render = True
             domain.display_type = "WIRE"
     load_frame(scene, domain, scene.frame_current)
