@@ -24,6 +24,7 @@
 #include "mesh.h"
 #include "motion.h"
 #include "rigid.h"
+#include "rigid_object.h"
 #include "rng.h"
 
 #define MAX_DEBRIS_PER_BREAK 8
@@ -42,14 +43,9 @@ typedef struct spring {
 } spring;
 
 typedef struct projectile {
-    char name[64];
-    ts_rigid_body rb;
-    double radius;
-    ts_motion motion;
-    int keyframed, launch_frame, active;
-    ts_vec3 v0, w0, centroid0, origin_offset;
-    ts_quat rotation0;
-    ts_transform from, to;
+    ts_rigid_object body;
+    double radius;     /* the large element: a sphere about the centre of mass */
+    int launch_frame, active;
     double k, c;       /* contact with one element */
 } projectile;
 
@@ -464,42 +460,16 @@ static ts_status add_projectile(ts_fracture *f, const ts_fracture_object *o, ts_
 {
     projectile *pr = &f->proj[f->n_proj];
     memset(pr, 0, sizeof *pr);
-    snprintf(pr->name, sizeof pr->name, "%s", o->name);
-    ts_status st = ts_mesh_check_closed(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, err);
     ts_mass_properties mp;
-    if (st == TS_OK)
-        st = ts_mesh_mass_properties(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, &mp,
-                                     err);
+    ts_status st = ts_rigid_object_init(&pr->body, &o->in, "projectile", &mp, err);
     if (st != TS_OK)
         return st;
-    pr->keyframed = o->motion != NULL;
-    if (pr->keyframed) {
-        if (o->motion_frames < 1)
-            return ts_fail(err, TS_ERR_INVALID, "projectile '%s': its animation has no frames", o->name);
-        pr->motion.rows = o->motion, pr->motion.frames = o->motion_frames;
-        pr->rb.q = ts_quat_identity();
-        pr->rb.kinematic = 1;
-    } else {
-        if (!finite_positive(o->density))
-            return ts_fail(err, TS_ERR_INVALID, "projectile '%s': density must be positive (got %g kg/m³)", o->name,
-                           o->density);
-        if ((st = ts_rigid_init(&pr->rb, &mp, o->density, o->name, err)) != TS_OK)
-            return st;
-    }
-    for (int a = 0; a < 3; a++)
-        if (!isfinite(o->velocity[a]) || !isfinite(o->angular_velocity[a]))
-            return ts_fail(err, TS_ERR_INVALID, "projectile '%s': its initial velocity is not finite", o->name);
-    pr->v0 = ts_v3(o->velocity[0], o->velocity[1], o->velocity[2]);
-    pr->w0 = ts_v3(o->angular_velocity[0], o->angular_velocity[1], o->angular_velocity[2]);
     pr->launch_frame = o->launch_frame;
-    pr->rb.x = mp.centroid, pr->centroid0 = mp.centroid;
-    pr->origin_offset = ts_v3_sub(ts_v3(o->origin[0], o->origin[1], o->origin[2]), mp.centroid);
-    pr->rotation0 = ts_quat_normalize((ts_quat){o->rotation[0], o->rotation[1], o->rotation[2], o->rotation[3]});
-    for (size_t k = 0; k < o->vertex_count; k++) {   /* the large element: a sphere around the centroid */
-        ts_vec3 v = ts_v3(o->vertices[3 * k], o->vertices[3 * k + 1], o->vertices[3 * k + 2]);
-        pr->radius = fmax(pr->radius, ts_v3_length(ts_v3_sub(v, mp.centroid)));
+    for (size_t k = 0; k < o->in.vertex_count; k++) {
+        const float *v = o->in.vertices + 3 * k;
+        pr->radius = fmax(pr->radius, ts_v3_length(ts_v3_sub(ts_v3(v[0], v[1], v[2]), mp.centroid)));
     }
-    double inv = pr->keyframed ? 0.0 : pr->rb.inv_mass;
+    double inv = pr->body.keyframed ? 0.0 : pr->body.rb.inv_mass;
     ts_contact_coefficients(&f->law, ts_effective_mass(1.0 / f->M, inv), &pr->k, &pr->c);
     f->n_proj++;
     return TS_OK;
@@ -509,14 +479,14 @@ static ts_status add_obstacle(ts_fracture *f, const ts_fracture_object *o, ts_er
 {
     obstacle *ob = &f->obs[f->n_obs];
     float b[6];
-    ts_mesh_bounds(o->vertices, o->vertex_count, b);
+    ts_mesh_bounds(o->in.vertices, o->in.vertex_count, b);
     double extent = fmax(fmax(b[3] - b[0], b[4] - b[1]), b[5] - b[2]);
     double voxel = fmax(0.5 * f->r, extent / 400.0);
-    ts_status st = ts_collider_from_mesh(&ob->c, o->name, o->vertices, o->vertex_count, o->triangles,
-                                         o->triangle_count, voxel, 2.0 + 2.0 * f->r / voxel, err);
+    ts_status st = ts_collider_from_mesh(&ob->c, o->in.name, o->in.vertices, o->in.vertex_count, o->in.triangles,
+                                         o->in.triangle_count, voxel, 2.0 + 2.0 * f->r / voxel, err);
     if (st != TS_OK)
         return st;
-    ob->m.rows = o->motion, ob->m.frames = o->motion_frames;
+    ob->m.rows = o->in.motion, ob->m.frames = o->in.motion_frames;
     f->n_obs++;
     return TS_OK;
 }
@@ -528,7 +498,7 @@ static const ts_fracture_object *find_breakable(const ts_fracture_object *object
         if (objects[k].role == TS_FRACTURE_BREAKABLE) {
             if (found) {
                 ts_fail(err, TS_ERR_INVALID, "fracture: '%s' and '%s' are both Breakable; one effect breaks one "
-                        "object (give each its own effect)", found->name, objects[k].name);
+                        "object (give each its own effect)", found->in.name, objects[k].in.name);
                 return NULL;
             }
             found = &objects[k];
@@ -542,9 +512,9 @@ static const ts_fracture_object *find_breakable(const ts_fracture_object *object
 static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
 {
     ts_mass_properties mp;
-    ts_status st = ts_mesh_check_closed(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, err);
+    ts_status st = ts_mesh_check_closed(o->in.vertices, o->in.vertex_count, o->in.triangles, o->in.triangle_count, o->in.name, err);
     if (st == TS_OK)
-        st = ts_mesh_mass_properties(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, &mp,
+        st = ts_mesh_mass_properties(o->in.vertices, o->in.vertex_count, o->in.triangles, o->in.triangle_count, o->in.name, &mp,
                                      err);
     if (st != TS_OK)
         return st;
@@ -563,15 +533,15 @@ static ts_status build_breakable(ts_fracture *f, const ts_fracture_object *o, ts
 {
     ts_status st = TS_OK;
     ts_brittleness_map map = {o->brittleness, o->map_width, o->map_height, (ts_map_projection)o->projection,
-                              o->vertices, o->triangles, o->triangle_count, o->corner_uv, {0}};
-    if (o->brittleness && (st = ts_brittleness_init(&map, o->name, o->vertex_count, err)) != TS_OK)
+                              o->in.vertices, o->in.triangles, o->in.triangle_count, o->corner_uv, {0}};
+    if (o->brittleness && (st = ts_brittleness_init(&map, o->in.name, o->in.vertex_count, err)) != TS_OK)
         return st;
     double t0 = seconds_now();
     float bounds[6];
-    ts_mesh_bounds(o->vertices, o->vertex_count, bounds);
+    ts_mesh_bounds(o->in.vertices, o->in.vertex_count, bounds);
     ts_collider shape;
     memset(&shape, 0, sizeof shape);
-    st = ts_collider_from_mesh(&shape, o->name, o->vertices, o->vertex_count, o->triangles, o->triangle_count,
+    st = ts_collider_from_mesh(&shape, o->in.name, o->in.vertices, o->in.vertex_count, o->in.triangles, o->in.triangle_count,
                                0.5 * f->r, 4.0, err);
     if (st == TS_OK)
         st = place_elements(f, &shape, bounds, err);
@@ -593,7 +563,7 @@ static ts_status build_breakable(ts_fracture *f, const ts_fracture_object *o, ts
         bond_dashpot_and_step(f);
     double t3 = seconds_now();
     if (st == TS_OK)
-        st = ts_fragments_build(o->vertices, o->triangles, o->triangle_count, o->corner_uv, f->rest, f->n, edges, m,
+        st = ts_fragments_build(o->in.vertices, o->in.triangles, o->in.triangle_count, o->corner_uv, f->rest, f->n, edges, m,
                                 &f->frags, err);
     double t4 = seconds_now();
     f->timing.seconds_placement = t1 - t0, f->timing.seconds_delaunay = t2 - t1;
@@ -618,7 +588,7 @@ ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, con
         return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory");
     f->p = *p;
     f->law = (ts_contact_law){p->contact_time, p->restitution, p->friction};
-    snprintf(f->name, sizeof f->name, "%s", breakable->name);
+    snprintf(f->name, sizeof f->name, "%s", breakable->in.name);
     ts_grid_init(&f->grid);
     f->proj = calloc(count + 1, sizeof *f->proj);
     f->obs = calloc(count + 1, sizeof *f->obs);
@@ -630,7 +600,7 @@ ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, con
         if (objects[k].role == TS_FRACTURE_OBSTACLE)
             st = add_obstacle(f, &objects[k], err);
         else if (objects[k].role > TS_FRACTURE_OBSTACLE)
-            st = ts_fail(err, TS_ERR_INVALID, "object '%s': unknown fracture role %d", objects[k].name,
+            st = ts_fail(err, TS_ERR_INVALID, "object '%s': unknown fracture role %d", objects[k].in.name,
                          (int)objects[k].role);
     }
     if (st == TS_OK)
@@ -735,12 +705,6 @@ static size_t spring_pass(ts_fracture *f)
 
 /* ----------------------------------------------------------------- contacts */
 
-static ts_vec3 projectile_velocity(const ts_fracture *f, const projectile *pr, double frame_s)
-{
-    return pr->keyframed ? ts_motion_point_velocity(pr->from, pr->to, f->frame_dt, frame_s, pr->centroid0)
-                         : ts_rigid_velocity(&pr->rb);
-}
-
 /* Eqs 2, 4-6 for element i: gravity, its springs, and its contacts. */
 static void element_forces(ts_fracture *f, size_t i, double frame_s)
 {
@@ -775,13 +739,14 @@ static void element_forces(ts_fracture *f, size_t i, double frame_s)
         projectile *pr = &f->proj[k];
         double *load = f->proj_load + 6 * (i * f->n_proj + k);
         memset(load, 0, 6 * sizeof *load);
-        ts_vec3 d = ts_v3_sub(pr->rb.x, xi);
+        ts_vec3 d = ts_v3_sub(pr->body.rb.x, xi);
         double len = ts_v3_length(d);
         if (!pr->active || len >= r + pr->radius || len == 0)
             continue;
         ts_vec3 u_n = ts_v3_scale(d, 1.0 / len);
-        ts_vec3 Wp = pr->keyframed ? ts_v3(0, 0, 0) : ts_rigid_angular_velocity(&pr->rb);
-        ts_vec3 v_c = ts_contact_velocity(vi, wi, r, projectile_velocity(f, pr, frame_s), Wp, pr->radius, u_n);
+        ts_vec3 point = ts_v3_add(xi, ts_v3_scale(u_n, r));   /* where they touch, the body's own velocity there */
+        ts_vec3 v_c = ts_contact_velocity(vi, wi, r, ts_rigid_object_point_velocity(&pr->body, f->frame_dt, frame_s,
+                                                                                     point), ts_v3(0, 0, 0), 0.0, u_n);
         ts_contact_result c = ts_contact_force_dashpot(&f->law, pr->k, pr->c, r + pr->radius - len, u_n, v_c);
         F = ts_v3_add(F, c.force);
         T = ts_v3_add(T, ts_v3_scale(ts_v3_cross(u_n, c.tangential), r));
@@ -823,11 +788,6 @@ static void integrate_elements(ts_fracture *f, double dt)
     }
 }
 
-static ts_transform projectile_motion(const projectile *pr, double s)
-{
-    return ts_transform_lerp(pr->from, pr->to, s);
-}
-
 /* Projectiles: the elements' reactions summed in element order, gravity, the colliders. */
 static void move_projectiles(ts_fracture *f, double dt, double s_end)
 {
@@ -836,26 +796,24 @@ static void move_projectiles(ts_fracture *f, double dt, double s_end)
         projectile *pr = &f->proj[k];
         if (!pr->active)
             continue;
-        if (pr->keyframed) {
-            ts_transform t = projectile_motion(pr, s_end);
-            pr->rb.x = ts_transform_apply(t, pr->centroid0);
-            pr->rb.q = t.rotation;
+        if (pr->body.keyframed) {
+            ts_rigid_object_follow(&pr->body, s_end);
             continue;
         }
-        ts_rigid_clear_forces(&pr->rb);
-        ts_vec3 F = ts_v3_scale(g, pr->rb.mass), T = ts_v3(0, 0, 0);
+        ts_rigid_clear_forces(&pr->body.rb);
+        ts_vec3 F = ts_v3_scale(g, pr->body.rb.mass), T = ts_v3(0, 0, 0);
         for (size_t i = 0; i < f->n; i++) {
             const double *load = f->proj_load + 6 * (i * f->n_proj + k);
             F = ts_v3_add(F, ts_v3(load[0], load[1], load[2]));
             T = ts_v3_add(T, ts_v3(load[3], load[4], load[5]));
         }
-        pr->rb.force = F, pr->rb.torque = T;
-        ts_rigid_integrate(&pr->rb, dt);
+        pr->body.rb.force = F, pr->body.rb.torque = T;
+        ts_rigid_integrate(&pr->body.rb, dt);
         for (size_t o = 0; o < f->n_obs; o++) {
             ts_collider_hit hit;
-            if (ts_collider_query(&f->obs[o].c, s_end, pr->rb.x, &hit) && hit.distance < pr->radius) {
-                ts_vec3 point = ts_v3_sub(pr->rb.x, ts_v3_scale(hit.normal, hit.distance));
-                ts_rigid_resolve_contact(&pr->rb, point, hit.normal, pr->radius - hit.distance, hit.velocity,
+            if (ts_collider_query(&f->obs[o].c, s_end, pr->body.rb.x, &hit) && hit.distance < pr->radius) {
+                ts_vec3 point = ts_v3_sub(pr->body.rb.x, ts_v3_scale(hit.normal, hit.distance));
+                ts_rigid_resolve_contact(&pr->body.rb, point, hit.normal, pr->radius - hit.distance, hit.velocity,
                                          f->p.restitution, f->p.friction);
             }
         }
@@ -954,12 +912,10 @@ static ts_status fracture_begin_frame(void *state, int frame, double frame_dt, t
     }
     for (size_t k = 0; k < f->n_proj; k++) {
         projectile *pr = &f->proj[k];
-        if (pr->keyframed) {
-            pr->from = ts_motion_at(&pr->motion, i), pr->to = ts_motion_at(&pr->motion, i + 1);
-            pr->active = frame >= pr->launch_frame;
-        } else if (!pr->active && frame >= pr->launch_frame) {   /* fired: from its start pose, at its velocity */
+        ts_rigid_object_begin_frame(&pr->body, i);
+        if (!pr->active && frame >= pr->launch_frame) {   /* fired: from its start pose, at its velocity */
             pr->active = 1;
-            ts_rigid_set_velocity(&pr->rb, pr->v0, pr->w0);
+            ts_rigid_object_launch(&pr->body);
         }
     }
     return TS_OK;
@@ -980,8 +936,8 @@ static ts_status check_finite(const ts_fracture *f, ts_error *err)
             return ts_fail(err, TS_ERR_UNSTABLE, "breakable '%s' became unstable at frame %d (element %zu is not "
                            "finite); raise Steps per Contact or lower Bond Stiffness", f->name, f->frame, i);
     for (size_t k = 0; k < f->n_proj; k++)
-        if (!isfinite(f->proj[k].rb.x.x + f->proj[k].rb.x.y + f->proj[k].rb.x.z))
-            return ts_fail(err, TS_ERR_UNSTABLE, "projectile '%s' became unstable at frame %d", f->proj[k].name,
+        if (!isfinite(f->proj[k].body.rb.x.x + f->proj[k].body.rb.x.y + f->proj[k].body.rb.x.z))
+            return ts_fail(err, TS_ERR_UNSTABLE, "projectile '%s' became unstable at frame %d", f->proj[k].body.name,
                            f->frame);
     return TS_OK;
 }
@@ -1106,8 +1062,7 @@ static ts_status write_projectiles(ts_fracture *f, ts_frame_output *out, ts_erro
     if (!origin || !rotation)
         st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory writing frame %d", out->frame);
     for (size_t k = 0; st == TS_OK && k < f->n_proj; k++)
-        ts_rigid_origin_pose(&f->proj[k].rb, f->proj[k].origin_offset, f->proj[k].rotation0, &origin[k],
-                             &rotation[k]);
+        ts_rigid_object_origin_pose(&f->proj[k].body, &origin[k], &rotation[k]);
     if (st == TS_OK)
         st = ts_output_transforms(out, "rigid", f->n_proj, origin, rotation, err);
     free(origin), free(rotation);
@@ -1175,7 +1130,7 @@ static ts_status fracture_save_state(void *state, ts_frame *cp, ts_error *err)
         memcpy(row, e, sizeof e);
     }
     for (size_t k = 0; k < f->n_proj; k++, row += CP_WIDTH) {
-        const ts_rigid_body *b = &f->proj[k].rb;
+        const ts_rigid_body *b = &f->proj[k].body.rb;
         double e[] = {ROW_PROJECTILE, b->x.x, b->x.y, b->x.z, b->q.w, b->q.x, b->q.y, b->q.z, b->P.x, b->P.y, b->P.z,
                       b->L.x, b->L.y, b->L.z, f->proj[k].active};
         memcpy(row, e, sizeof e);
@@ -1220,7 +1175,7 @@ ts_status ts_fracture_restore(ts_fracture *f, const ts_frame *cp, ts_error *err)
             f->dvz[d] = row[6], f->dr[d] = row[7], f->did[d] = (uint32_t)row[8], f->drest[d] = (uint8_t)row[9];
             d++;
         } else if (kind == ROW_PROJECTILE && pk < f->n_proj) {
-            ts_rigid_body *b = &f->proj[pk].rb;
+            ts_rigid_body *b = &f->proj[pk].body.rb;
             b->x = ts_v3(row[1], row[2], row[3]), b->q = (ts_quat){row[4], row[5], row[6], row[7]};
             b->P = ts_v3(row[8], row[9], row[10]), b->L = ts_v3(row[11], row[12], row[13]);
             f->proj[pk].active = (int)row[14];

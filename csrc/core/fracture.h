@@ -31,6 +31,7 @@
 
 #include "brittleness.h"
 #include "frameloop.h"
+#include "rigid_object.h"
 #include "status.h"
 
 typedef enum ts_fracture_role {
@@ -40,18 +41,9 @@ typedef enum ts_fracture_role {
 } ts_fracture_role;
 
 typedef struct ts_fracture_object {
-    const char *name;
     ts_fracture_role role;
-    const float *vertices;       /* world space at frame_start, xyz interleaved */
-    size_t vertex_count;
-    const int32_t *triangles;
-    size_t triangle_count;
-    const double *motion;        /* keyframed: rows tx ty tz qw qx qy qz per frame from frame_start; else NULL */
-    int motion_frames;
-    double density;              /* projectile, kg/m^3 */
-    double velocity[3], angular_velocity[3]; /* projectile at launch */
+    ts_object_input in;          /* mesh for all; motion for keyframed ones; density, velocities for projectiles */
     int launch_frame;            /* projectile: held still and apart until this frame */
-    double origin[3], rotation[4];  /* object origin and rotation (w x y z) at frame_start */
     const float *corner_uv;      /* breakable: 6 per triangle, or NULL */
     const float *brittleness;    /* breakable: grey image (0 hard .. 1 brittle), or NULL for none */
     int map_width, map_height;

@@ -23,6 +23,7 @@
 #include "mesh.h"
 #include "motion.h"
 #include "rigid.h"
+#include "rigid_object.h"
 #include "rng.h"
 #include "vecmath.h"
 
@@ -36,19 +37,12 @@
 #define FLAG_SPLIT 2u       /* chosen to spatter in this step's scan */
 
 typedef struct object {
-    char name[64];
-    int keyframed;
-    ts_rigid_body rb;
-    ts_motion motion;
-    ts_transform from, to;       /* keyframed: pose over the current frame interval */
+    ts_rigid_object body;        /* simulated or keyframed */
     double *rest;                /* vertices, body frame (about the centre of mass at rest) */
     size_t vertex_count;
     int32_t *triangles;
     size_t triangle_count;
     double *world;               /* vertices now */
-    ts_vec3 centroid0;           /* centre of mass at frame_start, world */
-    ts_vec3 origin_offset;       /* object origin - centroid, body frame */
-    ts_quat rotation0;
     double height;               /* vertical size at rest, m */
     ts_hsmap map;
     ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
@@ -227,38 +221,12 @@ static void move_element(ts_sand *s, size_t to, size_t from)
 
 /* ------------------------------------------------------------------ set-up */
 
-static ts_status add_object(object *ob, const ts_sand_object *o, ts_error *err)
+static ts_status add_object(object *ob, const ts_object_input *o, ts_error *err)
 {
-    snprintf(ob->name, sizeof ob->name, "%s", o->name);
-    ts_status st = ts_mesh_check_closed(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, err);
+    ts_mass_properties mp;
+    ts_status st = ts_rigid_object_init(&ob->body, o, "object", &mp, err);
     if (st != TS_OK)
         return st;
-    ts_mass_properties mp;
-    if ((st = ts_mesh_mass_properties(o->vertices, o->vertex_count, o->triangles, o->triangle_count, o->name, &mp,
-                                      err)) != TS_OK)
-        return st;
-    ob->keyframed = o->motion != NULL;
-    if (ob->keyframed) {
-        if (o->motion_frames < 1)
-            return ts_fail(err, TS_ERR_INVALID, "object '%s': its animation has no frames", o->name);
-        ob->motion.rows = o->motion;
-        ob->motion.frames = o->motion_frames;
-        memset(&ob->rb, 0, sizeof ob->rb);
-        ob->rb.q = ts_quat_identity();
-        ob->rb.kinematic = 1;
-    } else {
-        if (!finite_positive(o->density))
-            return ts_fail(err, TS_ERR_INVALID, "object '%s': density must be positive (got %g kg/m³)", o->name,
-                           o->density);
-        if ((st = ts_rigid_init(&ob->rb, &mp, o->density, o->name, err)) != TS_OK)
-            return st;
-        ts_rigid_set_velocity(&ob->rb, ts_v3(o->velocity[0], o->velocity[1], o->velocity[2]),
-                              ts_v3(o->angular_velocity[0], o->angular_velocity[1], o->angular_velocity[2]));
-    }
-    ob->rb.x = mp.centroid;
-    ob->centroid0 = mp.centroid;
-    ob->origin_offset = ts_v3_sub(ts_v3(o->origin[0], o->origin[1], o->origin[2]), mp.centroid);
-    ob->rotation0 = ts_quat_normalize((ts_quat){o->rotation[0], o->rotation[1], o->rotation[2], o->rotation[3]});
     ob->vertex_count = o->vertex_count;
     ob->triangle_count = o->triangle_count;
     ob->rest = malloc(3 * o->vertex_count * sizeof *ob->rest);
@@ -346,8 +314,8 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
         return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for a %d x %d bed", p->nx, p->ny);
     ts_grid_init(&s->grid);
     for (size_t k = 0; k < count; k++) {
-        const ts_sand_object *o = &objects[k];
-        if (o->role == TS_SAND_GROUND) {
+        const ts_object_input *o = &objects[k].in;
+        if (objects[k].role == TS_SAND_GROUND) {
             if (!o->vertex_count || !o->triangle_count)
                 return ts_fail(err, TS_ERR_INVALID, "Sand Bed '%s' has no faces; give it a grid or a plane", o->name);
             char what[96];
@@ -355,11 +323,11 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
             if ((st = ts_columns_top_surface(&s->cols, o->vertices, o->vertex_count, o->triangles, o->triangle_count,
                                              what, s->bed, err)) != TS_OK)
                 return st;
-        } else if (o->role == TS_SAND_OBJECT) {
+        } else if (objects[k].role == TS_SAND_OBJECT) {
             if ((st = add_object(&s->objects[s->n_objects++], o, err)) != TS_OK)
                 return st;
         } else {
-            return ts_fail(err, TS_ERR_INVALID, "object '%s': unknown role %d", o->name, (int)o->role);
+            return ts_fail(err, TS_ERR_INVALID, "object '%s': unknown role %d", o->name, (int)objects[k].role);
         }
     }
     add_noise(s);
@@ -367,11 +335,11 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
         object *ob = &s->objects[k];
         for (size_t v = 0; v < ob->vertex_count; v++) {
             int i, j;
-            double x = ob->rest[3 * v] + ob->rb.x.x, y = ob->rest[3 * v + 1] + ob->rb.x.y;
-            double z = ob->rest[3 * v + 2] + ob->rb.x.z;
+            double x = ob->rest[3 * v] + ob->body.rb.x.x, y = ob->rest[3 * v + 1] + ob->body.rb.x.y;
+            double z = ob->rest[3 * v + 2] + ob->body.rb.x.z;
             if (ts_columns_index(&s->cols, x, y, &i, &j) && z < s->bed[i + (size_t)p->nx * j] - 1e-9)
                 return ts_fail(err, TS_ERR_INVALID, "object '%s' starts below the sand surface (a vertex at z = %.4g m "
-                               "under a surface at %.4g m); move it above the Sand Bed at the first frame", ob->name,
+                               "under a surface at %.4g m); move it above the Sand Bed at the first frame", ob->body.name,
                                z, s->bed[i + (size_t)p->nx * j]);
         }
     }
@@ -825,11 +793,7 @@ static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n
 /* Velocity of an object's material at a world point now. */
 static ts_vec3 object_velocity(const ts_sand *s, const object *ob, ts_vec3 point)
 {
-    if (!ob->keyframed)
-        return ts_rigid_point_velocity(&ob->rb, point);
-    ts_transform now = ts_transform_lerp(ob->from, ob->to, s->s);
-    ts_vec3 rest = ts_quat_rotate(ts_quat_conjugate(now.rotation), ts_v3_sub(point, now.translation));
-    return ts_motion_point_velocity(ob->from, ob->to, s->frame_dt, s->s, rest);
+    return ts_rigid_object_point_velocity(&ob->body, s->frame_dt, s->s, point);
 }
 
 /* The tangential history of DE i's contact with a source, zero if new. */
@@ -872,7 +836,7 @@ static void source_force(ts_sand *s, size_t i, int k, const span_source *src, do
     ts_vec3 v_obj = ob ? object_velocity(s, ob, point) : ts_v3(0, 0, 0);
     ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
     ts_vec3 v_c = ts_contact_velocity(v_i, w_i, r, v_obj, ts_v3(0, 0, 0), 0.0, u_n);
-    double inv_obj = ob && !ob->keyframed ? ob->rb.inv_mass : 0.0;
+    double inv_obj = ob && !ob->body.keyframed ? ob->body.rb.inv_mass : 0.0;
     double m_eff = ts_effective_mass(1.0 / s->m[i], inv_obj);
     ts_vec3 d_t = source_history(&s->c, i, k);
     ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
@@ -999,16 +963,16 @@ static void integrate_objects(ts_sand *s, double dt)
     const ts_vec3 g = ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]);
     for (size_t k = 0; k < s->n_objects; k++) {
         object *ob = &s->objects[k];
-        if (ob->keyframed)
+        if (ob->body.keyframed)
             continue;
-        ts_rigid_clear_forces(&ob->rb);
-        ts_rigid_add_force_at(&ob->rb, ts_v3_scale(g, ob->rb.mass), ob->rb.x);
+        ts_rigid_clear_forces(&ob->body.rb);
+        ts_rigid_add_force_at(&ob->body.rb, ts_v3_scale(g, ob->body.rb.mass), ob->body.rb.x);
         for (size_t i = 0; i < s->n; i++) {
             const double *r = s->reaction + (i * (s->n_objects + 1) + k) * 6;
             if (r[0] != 0.0 || r[1] != 0.0 || r[2] != 0.0)
-                ts_rigid_add_force_at(&ob->rb, ts_v3(r[0], r[1], r[2]), ts_v3(r[3], r[4], r[5]));
+                ts_rigid_add_force_at(&ob->body.rb, ts_v3(r[0], r[1], r[2]), ts_v3(r[3], r[4], r[5]));
         }
-        ts_rigid_integrate(&ob->rb, dt);
+        ts_rigid_integrate(&ob->body.rb, dt);
     }
 }
 
@@ -1018,11 +982,11 @@ static void objects_on_bed(ts_sand *s)
 {
     for (size_t k = 0; k < s->n_objects; k++) {
         object *ob = &s->objects[k];
-        if (ob->keyframed)
+        if (ob->body.keyframed)
             continue;
         const ts_hsmap *m = &ob->map;
         double deepest = 0.0;
-        ts_vec3 at = ob->rb.x;
+        ts_vec3 at = ob->body.rb.x;
         for (int b = 0; b < m->ny; b++)
             for (int a = 0; a < m->nx; a++) {
                 int count, i = m->i0 + a, j = m->j0 + b;
@@ -1035,32 +999,17 @@ static void objects_on_bed(ts_sand *s)
                 }
             }
         if (deepest > 0.0)
-            ts_rigid_resolve_contact(&ob->rb, at, ts_v3(0, 0, 1), deepest, ts_v3(0, 0, 0), s->p.restitution,
+            ts_rigid_resolve_contact(&ob->body.rb, at, ts_v3(0, 0, 1), deepest, ts_v3(0, 0, 0), s->p.restitution,
                                      s->p.friction);
     }
-}
-
-static ts_transform object_pose(const ts_sand *s, const object *ob)
-{
-    if (ob->keyframed) {
-        ts_transform t = ts_transform_lerp(ob->from, ob->to, s->s);
-        /* the motion moves the frame_start pose: body frame = world at rest about the centroid */
-        ts_transform body = {ts_transform_apply(t, ob->centroid0), t.rotation};
-        return body;
-    }
-    ts_transform body = {ob->rb.x, ob->rb.q};
-    return body;
 }
 
 static ts_status update_span_maps(ts_sand *s, ts_error *err)
 {
     for (size_t k = 0; k < s->n_objects; k++) {
         object *ob = &s->objects[k];
-        ts_transform t = object_pose(s, ob);
-        if (ob->keyframed) { /* keep the body state in step for outputs */
-            ob->rb.x = t.translation;
-            ob->rb.q = t.rotation;
-        }
+        ts_rigid_object_follow(&ob->body, s->s);
+        ts_transform t = {ob->body.rb.x, ob->body.rb.q};
         for (size_t v = 0; v < ob->vertex_count; v++) {
             ts_vec3 w = ts_transform_apply(t, ts_v3(ob->rest[3 * v], ob->rest[3 * v + 1], ob->rest[3 * v + 2]));
             ob->world[3 * v] = w.x, ob->world[3 * v + 1] = w.y, ob->world[3 * v + 2] = w.z;
@@ -1254,14 +1203,8 @@ static ts_status sand_begin_frame(void *state, int frame, double frame_dt, ts_er
     s->frame = frame;
     s->frame_dt = frame_dt;
     s->s = 0.0;
-    for (size_t k = 0; k < s->n_objects; k++) {
-        object *ob = &s->objects[k];
-        if (ob->keyframed) {
-            int i = frame - s->p.frame_start;
-            ob->from = ts_motion_at(&ob->motion, i);
-            ob->to = ts_motion_at(&ob->motion, i + 1);
-        }
-    }
+    for (size_t k = 0; k < s->n_objects; k++)
+        ts_rigid_object_begin_frame(&s->objects[k].body, frame - s->p.frame_start);
     return update_span_maps(s, err);
 }
 
@@ -1292,9 +1235,9 @@ static ts_status check_finite(const ts_sand *s, ts_error *err)
             return ts_fail(err, TS_ERR_UNSTABLE, "sand became unstable at frame %d (element %u is not finite); "
                            "raise Steps per Contact or the Contact Time", s->frame, s->id[i]);
     for (size_t k = 0; k < s->n_objects; k++)
-        if (!isfinite(s->objects[k].rb.x.x + s->objects[k].rb.x.y + s->objects[k].rb.x.z))
+        if (!isfinite(s->objects[k].body.rb.x.x + s->objects[k].body.rb.x.y + s->objects[k].body.rb.x.z))
             return ts_fail(err, TS_ERR_UNSTABLE, "sand: object '%s' became unstable at frame %d",
-                           s->objects[k].name, s->frame);
+                           s->objects[k].body.name, s->frame);
     return TS_OK;
 }
 
@@ -1367,8 +1310,7 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
         if (!origin || !rotation)
             st = ts_fail(err, TS_ERR_NOMEM, "sand: out of memory writing frame %d", out->frame);
         for (size_t k = 0; st == TS_OK && k < s->n_objects; k++)
-            ts_rigid_origin_pose(&s->objects[k].rb, s->objects[k].origin_offset, s->objects[k].rotation0,
-                                 &origin[k], &rotation[k]);
+            ts_rigid_object_origin_pose(&s->objects[k].body, &origin[k], &rotation[k]);
         if (st == TS_OK)
             st = ts_output_transforms(out, "rigid", s->n_objects, origin, rotation, err);
         free(origin);
@@ -1442,7 +1384,7 @@ static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
             row[2 + 2 * k] = s->bed[q + k], row[3 + 2 * k] = s->region[q + k];
     }
     for (size_t k = 0; k < s->n_objects; k++) {
-        const ts_rigid_body *b = &s->objects[k].rb;
+        const ts_rigid_body *b = &s->objects[k].body.rb;
         double r[] = {ROW_OBJECT, b->x.x, b->x.y, b->x.z, b->q.w, b->q.x, b->q.y, b->q.z, b->P.x, b->P.y, b->P.z,
                       b->L.x, b->L.y, b->L.z};
         memcpy(row, r, sizeof r), row += CP_WIDTH;
@@ -1511,7 +1453,7 @@ ts_status ts_sand_restore(ts_sand *s, const ts_frame *cp, ts_error *err)
         case ROW_OBJECT: {
             if (obj >= s->n_objects)
                 return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: too many objects; bake again");
-            ts_rigid_body *b = &s->objects[obj++].rb;
+            ts_rigid_body *b = &s->objects[obj++].body.rb;
             b->x = ts_v3(row[1], row[2], row[3]);
             b->q = (ts_quat){row[4], row[5], row[6], row[7]};
             b->P = ts_v3(row[8], row[9], row[10]);

@@ -29,6 +29,7 @@
 
 #include "cache.h"
 #include "frameloop.h"
+#include "rigid_object.h"
 #include "status.h"
 
 typedef enum ts_sand_role {
@@ -37,18 +38,8 @@ typedef enum ts_sand_role {
 } ts_sand_role;
 
 typedef struct ts_sand_object {
-    const char *name;
     ts_sand_role role;
-    const float *vertices;       /* world space at frame_start, xyz interleaved */
-    size_t vertex_count;
-    const int32_t *triangles;
-    size_t triangle_count;
-    const double *motion;        /* keyframed: rows tx ty tz qw qx qy qz per frame from frame_start; else NULL */
-    int motion_frames;
-    double density;              /* simulated objects, kg/m^3 */
-    double velocity[3], angular_velocity[3]; /* simulated objects, initial */
-    double origin[3];            /* world position of the object's origin at frame_start */
-    double rotation[4];          /* its world rotation at frame_start, w x y z */
+    ts_object_input in;          /* the bed uses only its mesh */
 } ts_sand_object;
 
 typedef struct ts_sand_params {

@@ -58,29 +58,21 @@ static int optional_array(PyObject *d, const char *key, int type, int ndim, cons
 static int read_object(PyObject *d, void *object, PyObject *keep)
 {
     ts_fracture_object *o = object;
-    tsubu_mesh_arrays mesh;
     int role;
-    if (tsubu_read_mesh(d, keep, &mesh) < 0 || tsubu_dict_int(d, "role", &role) ||
-        tsubu_dict_double(d, "density", &o->density) || tsubu_dict_vec(d, "velocity", o->velocity, 3) ||
-        tsubu_dict_vec(d, "angular_velocity", o->angular_velocity, 3) ||
-        tsubu_dict_int(d, "launch_frame", &o->launch_frame) || tsubu_dict_vec(d, "origin", o->origin, 3) ||
-        tsubu_dict_vec(d, "rotation", o->rotation, 4) || tsubu_dict_int(d, "projection", &o->projection))
+    if (tsubu_read_object_input(d, keep, &o->in) < 0 || tsubu_dict_int(d, "role", &role) ||
+        tsubu_dict_int(d, "launch_frame", &o->launch_frame) || tsubu_dict_int(d, "projection", &o->projection))
         return -1;
     const npy_intp uv_dims[3] = {-1, 3, 2}, image_dims[2] = {-1, -1};
     PyArrayObject *uv, *image;
     if (optional_array(d, "corner_uv", NPY_FLOAT32, 3, uv_dims, keep, &uv) < 0 ||
         optional_array(d, "brittleness", NPY_FLOAT32, 2, image_dims, keep, &image) < 0)
         return -1;
-    if (uv && (size_t)PyArray_DIM(uv, 0) != mesh.triangle_count) {
-        PyErr_Format(PyExc_ValueError, "object '%s': corner_uv has %zd triangles, the mesh %zu", mesh.name,
-                     (Py_ssize_t)PyArray_DIM(uv, 0), mesh.triangle_count);
+    if (uv && (size_t)PyArray_DIM(uv, 0) != o->in.triangle_count) {
+        PyErr_Format(PyExc_ValueError, "object '%s': corner_uv has %zd triangles, the mesh %zu", o->in.name,
+                     (Py_ssize_t)PyArray_DIM(uv, 0), o->in.triangle_count);
         return -1;
     }
     o->role = (ts_fracture_role)role;
-    o->name = mesh.name;
-    o->vertices = mesh.vertices, o->vertex_count = mesh.vertex_count;
-    o->triangles = mesh.triangles, o->triangle_count = mesh.triangle_count;
-    o->motion = mesh.motion, o->motion_frames = mesh.motion_frames;
     o->corner_uv = uv ? PyArray_DATA(uv) : NULL;
     o->brittleness = image ? PyArray_DATA(image) : NULL;
     o->map_height = image ? (int)PyArray_DIM(image, 0) : 0;

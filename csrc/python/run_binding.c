@@ -149,6 +149,21 @@ int tsubu_read_mesh(PyObject *d, PyObject *keep, tsubu_mesh_arrays *out)
     return 0;
 }
 
+int tsubu_read_object_input(PyObject *d, PyObject *keep, ts_object_input *in)
+{
+    tsubu_mesh_arrays mesh;
+    if (tsubu_read_mesh(d, keep, &mesh) < 0 || tsubu_dict_double(d, "density", &in->density) ||
+        tsubu_dict_vec(d, "velocity", in->velocity, 3) ||
+        tsubu_dict_vec(d, "angular_velocity", in->angular_velocity, 3) ||
+        tsubu_dict_vec(d, "origin", in->origin, 3) || tsubu_dict_vec(d, "rotation", in->rotation, 4))
+        return -1;
+    in->name = mesh.name;
+    in->vertices = mesh.vertices, in->vertex_count = mesh.vertex_count;
+    in->triangles = mesh.triangles, in->triangle_count = mesh.triangle_count;
+    in->motion = mesh.motion, in->motion_frames = mesh.motion_frames;
+    return 0;
+}
+
 ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const char *cache_dir, int first_frame,
                                    ts_error *err)
 {

@@ -8,6 +8,7 @@
 #include "binding.h"
 #include "core/cache.h"
 #include "core/frameloop.h"
+#include "core/rigid_object.h"
 
 typedef struct tsubu_run_args {
     PyObject *cache_dir;       /* bytes (PyUnicode_FSConverter) */
@@ -38,6 +39,10 @@ typedef struct tsubu_mesh_arrays {
     int motion_frames;
 } tsubu_mesh_arrays;
 int tsubu_read_mesh(PyObject *d, PyObject *keep, tsubu_mesh_arrays *out);
+
+/* The mesh and motion (as above) and "density", "velocity", "angular_velocity",
+ * "origin", "rotation" of a sand object or a fracture projectile. */
+int tsubu_read_object_input(PyObject *d, PyObject *keep, ts_object_input *in);
 
 /* Replace a solver's state by DIR/state/checkpoint.tspf, which must be of first_frame. */
 typedef ts_status (*tsubu_restore_fn)(void *state, const ts_frame *checkpoint, ts_error *err);

@@ -40,18 +40,10 @@ static int read_params(PyObject *d, ts_sand_params *p)
 static int read_object(PyObject *d, void *object, PyObject *keep)
 {
     ts_sand_object *o = object;
-    tsubu_mesh_arrays mesh;
     int role;
-    if (tsubu_read_mesh(d, keep, &mesh) < 0 || tsubu_dict_int(d, "role", &role) ||
-        tsubu_dict_double(d, "density", &o->density) || tsubu_dict_vec(d, "velocity", o->velocity, 3) ||
-        tsubu_dict_vec(d, "angular_velocity", o->angular_velocity, 3) || tsubu_dict_vec(d, "origin", o->origin, 3) ||
-        tsubu_dict_vec(d, "rotation", o->rotation, 4))
+    if (tsubu_read_object_input(d, keep, &o->in) < 0 || tsubu_dict_int(d, "role", &role))
         return -1;
     o->role = (ts_sand_role)role;
-    o->name = mesh.name;
-    o->vertices = mesh.vertices, o->vertex_count = mesh.vertex_count;
-    o->triangles = mesh.triangles, o->triangle_count = mesh.triangle_count;
-    o->motion = mesh.motion, o->motion_frames = mesh.motion_frames;
     return 0;
 }
 

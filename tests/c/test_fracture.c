@@ -186,14 +186,14 @@ static void wall_stands_and_a_ball_breaks_it(void)
     box_mesh wall = make_box(wlo, whi), ground = make_box(glo, ghi), ball = make_box(blo, bhi);
     ts_fracture_object o[3];
     memset(o, 0, sizeof o);
-    o[0] = (ts_fracture_object){.name = "Wall", .role = TS_FRACTURE_BREAKABLE, .vertices = wall.vertices,
-                                .vertex_count = 8, .triangles = wall.triangles, .triangle_count = 12};
-    o[1] = (ts_fracture_object){.name = "Ground", .role = TS_FRACTURE_OBSTACLE, .vertices = ground.vertices,
-                                .vertex_count = 8, .triangles = ground.triangles, .triangle_count = 12};
-    o[2] = (ts_fracture_object){.name = "Ball", .role = TS_FRACTURE_PROJECTILE, .vertices = ball.vertices,
+    o[0] = (ts_fracture_object){.role = TS_FRACTURE_BREAKABLE, .in = {.name = "Wall", .vertices = wall.vertices,
+                                .vertex_count = 8, .triangles = wall.triangles, .triangle_count = 12}};
+    o[1] = (ts_fracture_object){.role = TS_FRACTURE_OBSTACLE, .in = {.name = "Ground", .vertices = ground.vertices,
+                                .vertex_count = 8, .triangles = ground.triangles, .triangle_count = 12}};
+    o[2] = (ts_fracture_object){.role = TS_FRACTURE_PROJECTILE, .in = {.name = "Ball", .vertices = ball.vertices,
                                 .vertex_count = 8, .triangles = ball.triangles, .triangle_count = 12,
-                                .density = 8000, .velocity = {0, 12, 0}, .launch_frame = 3,
-                                .origin = {0, -0.4, 0.4}, .rotation = {1, 0, 0, 0}};
+                                .density = 8000, .velocity = {0, 12, 0}, .origin = {0, -0.4, 0.4},
+                                .rotation = {1, 0, 0, 0}}, .launch_frame = 3};
     ts_fracture_params p = wall_params();
     ts_error err;
     char dir[] = "/tmp/tsubu-fracture-XXXXXX";
@@ -229,13 +229,13 @@ static void bad_fracture_input_is_named(void)
 {
     float lo[3] = {0, 0, 0}, hi[3] = {1, 0.1f, 1};
     box_mesh wall = make_box(lo, hi);
-    ts_fracture_object o = {.name = "Wall", .role = TS_FRACTURE_BREAKABLE, .vertices = wall.vertices,
-                            .vertex_count = 8, .triangles = wall.triangles, .triangle_count = 11};
+    ts_fracture_object o = {.role = TS_FRACTURE_BREAKABLE, .in = {.name = "Wall", .vertices = wall.vertices, .vertex_count = 8,
+                                                    .triangles = wall.triangles, .triangle_count = 11}};
     ts_fracture_params p = wall_params();
     ts_fracture *f = NULL;
     ts_error err;
     CHECK(ts_fracture_create(&f, &p, &o, 1, &err) != TS_OK && strstr(err.message, "Wall") && !f);
-    o.triangle_count = 12;
+    o.in.triangle_count = 12;
     p.pH = 0;
     CHECK(ts_fracture_create(&f, &p, &o, 1, &err) != TS_OK && strstr(err.message, "pH"));
     p = wall_params();

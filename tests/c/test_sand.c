@@ -121,11 +121,12 @@ static void small_drop_conserves_volume(void)
     box_mesh b = make_box(lo, hi);
     ts_sand_object objects[2];
     memset(objects, 0, sizeof objects);
-    objects[0] = (ts_sand_object){.name = "Bed", .role = TS_SAND_GROUND, .vertices = bed_v, .vertex_count = 4,
-                                  .triangles = bed_t, .triangle_count = 2};
-    objects[1] = (ts_sand_object){.name = "Crate", .role = TS_SAND_OBJECT, .vertices = b.vertices, .vertex_count = 8,
-                                  .triangles = b.triangles, .triangle_count = 12, .density = 0.1,
-                                  .velocity = {0, 0, -8}, .origin = {12, 12, 2.5}, .rotation = {1, 0, 0, 0}};
+    objects[0] = (ts_sand_object){TS_SAND_GROUND, {.name = "Bed", .vertices = bed_v, .vertex_count = 4,
+                                                   .triangles = bed_t, .triangle_count = 2}};
+    objects[1] = (ts_sand_object){TS_SAND_OBJECT, {.name = "Crate", .vertices = b.vertices, .vertex_count = 8,
+                                                   .triangles = b.triangles, .triangle_count = 12, .density = 0.1,
+                                                   .velocity = {0, 0, -8}, .origin = {12, 12, 2.5},
+                                                   .rotation = {1, 0, 0, 0}}};
     ts_sand_params p = drop_params();
     ts_sand *s = NULL;
     ts_error err;
@@ -158,10 +159,10 @@ static void bad_sand_input_is_named(void)
     float lo[3] = {9, 9, -1}, hi[3] = {15, 15, 4};
     box_mesh b = make_box(lo, hi);
     ts_sand_object objects[2] = {
-        {.name = "Bed", .role = TS_SAND_GROUND, .vertices = bed_v, .vertex_count = 4, .triangles = bed_t,
-         .triangle_count = 2},
-        {.name = "Buried", .role = TS_SAND_OBJECT, .vertices = b.vertices, .vertex_count = 8, .triangles = b.triangles,
-         .triangle_count = 12, .density = 1.0, .rotation = {1, 0, 0, 0}}};
+        {TS_SAND_GROUND, {.name = "Bed", .vertices = bed_v, .vertex_count = 4, .triangles = bed_t,
+                          .triangle_count = 2}},
+        {TS_SAND_OBJECT, {.name = "Buried", .vertices = b.vertices, .vertex_count = 8, .triangles = b.triangles,
+                          .triangle_count = 12, .density = 1.0, .rotation = {1, 0, 0, 0}}}};
     ts_sand_params p = drop_params();
     ts_sand *s = NULL;
     ts_error err;
