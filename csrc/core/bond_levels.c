@@ -6,7 +6,7 @@
 
 #define NO_MATE UINT32_MAX
 
-static uint32_t find_root(uint32_t *parent, uint32_t i)
+uint32_t ts_find_root(uint32_t *parent, uint32_t i)
 {
     while (parent[i] != i) {
         parent[i] = parent[parent[i]];
@@ -37,7 +37,7 @@ static size_t assign_level(int h, const ts_edge *springs, const by_length *order
         size_t i = order[k].index;
         if (level[i] >= 0)
             continue;
-        uint32_t A = find_root(parent, springs[i].a), B = find_root(parent, springs[i].b);
+        uint32_t A = ts_find_root(parent, springs[i].a), B = ts_find_root(parent, springs[i].b);
         if (A == B) {               /* its ends were joined below: it belongs where they were joined */
             level[i] = h > 0 ? h - 1 : 0;
             assigned++;
@@ -80,7 +80,7 @@ ts_status ts_bond_levels(size_t element_count, const ts_edge *springs, const dou
         level[i] = -1;
         if (hard && hard[i]) {      /* fig. 4 b: the hard region is the lowest, strongest level */
             level[i] = 0, left--, any_hard = 1;
-            uint32_t A = find_root(parent, springs[i].a), B = find_root(parent, springs[i].b);
+            uint32_t A = ts_find_root(parent, springs[i].a), B = ts_find_root(parent, springs[i].b);
             if (A != B)
                 parent[A] = B;
         }

@@ -29,6 +29,9 @@
 ts_status ts_bond_levels(size_t element_count, const ts_edge *springs, const double *length, const uint8_t *hard,
                          size_t spring_count, int *level, int *max_level, ts_error *err);
 
+/* Union-find root of i (with path halving): clusters here, pieces in the solver. */
+uint32_t ts_find_root(uint32_t *parent, uint32_t i);
+
 /* Eq. 1: p = p0 + (pH - p0) (h / H)^n; p0 when H is 0. */
 double ts_bond_strength(int h, int H, double p0, double pH, double n);
 

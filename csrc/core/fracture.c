@@ -206,15 +206,15 @@ static ts_status build_grid(ts_fracture *f, double h, ts_error *err)
     return ts_grid_build(&f->grid, f->gx, f->gy, f->gz, f->n, (float)h, NULL, err);
 }
 
-/* Keep a centre at least `margin` inside the surface, and a radius clear
- * of the obstacles (a wall standing on the ground starts resting on it,
- * not pressed into it). */
-static void keep_inside(const ts_fracture *f, const ts_collider *shape, double margin, double *x, double *y, double *z)
+/* Keep a centre inside the surface (anywhere inside, as the paper's wall of
+ * 2048 needs), and a radius clear of the obstacles (a wall standing on the
+ * ground starts resting on it, not pressed into it). */
+static void keep_inside(const ts_fracture *f, const ts_collider *shape, double *x, double *y, double *z)
 {
     ts_collider_hit hit;
     ts_vec3 p = ts_v3(*x, *y, *z);
-    if (ts_collider_query(shape, 0.0, p, &hit) && hit.distance > -margin)
-        p = ts_v3_sub(p, ts_v3_scale(hit.normal, hit.distance + margin));
+    if (ts_collider_query(shape, 0.0, p, &hit) && hit.distance > 0)
+        p = ts_v3_sub(p, ts_v3_scale(hit.normal, hit.distance));
     for (size_t k = 0; k < f->n_obs; k++)
         if (ts_collider_query(&f->obs[k].c, 0.0, p, &hit) && hit.distance < f->r)
             p = ts_v3_add(p, ts_v3_scale(hit.normal, f->r - hit.distance));
@@ -228,7 +228,6 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
 {
     ts_rng rng;
     ts_rng_seed(&rng, f->p.seed, 17);
-    double margin = 0.0;     /* centres anywhere inside, as the paper's wall of 2048 needs */
     size_t placed = 0, tries = 0;
     while (placed < f->n) {
         if (++tries > 10000 * f->n + 100000)
@@ -238,7 +237,7 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
         double py = bounds[1] + (bounds[4] - bounds[1]) * ts_rng_uniform(&rng);
         double pz = bounds[2] + (bounds[5] - bounds[2]) * ts_rng_uniform(&rng);
         ts_collider_hit hit;
-        if (ts_collider_query(shape, 0.0, ts_v3(px, py, pz), &hit) && hit.distance < -margin)
+        if (ts_collider_query(shape, 0.0, ts_v3(px, py, pz), &hit) && hit.distance < 0)
             f->x[placed] = px, f->y[placed] = py, f->z[placed] = pz, placed++;
     }
     double two_r = 2.0 * f->r, worst = 0;
@@ -270,7 +269,7 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
         }
         for (size_t i = 0; i < f->n; i++) {
             f->x[i] += f->vx[i], f->y[i] += f->vy[i], f->z[i] += f->vz[i];
-            keep_inside(f, shape, margin, &f->x[i], &f->y[i], &f->z[i]);
+            keep_inside(f, shape, &f->x[i], &f->y[i], &f->z[i]);
             f->vx[i] = f->vy[i] = f->vz[i] = 0;
         }
         if (worst < 1e-3 * two_r)
@@ -283,24 +282,19 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
     return TS_OK;
 }
 
-/* Put the elements in grid-cell order once, so neighbours are near in memory. */
+/* Put the elements in grid-cell order once, so neighbours are near in
+ * memory; their rest centres (f->rest) are kept for Delaunay and the pieces. */
 static ts_status sort_elements(ts_fracture *f, ts_error *err)
 {
     ts_status st = build_grid(f, 2.0 * f->r, err);
     if (st != TS_OK)
         return st;
-    double *tmp = malloc(3 * f->n * sizeof *tmp);
-    if (!tmp)
-        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory sorting %zu elements", f->n);
     for (size_t k = 0; k < f->n; k++) {
         uint32_t i = f->grid.sorted[k];
-        tmp[3 * k] = f->x[i], tmp[3 * k + 1] = f->y[i], tmp[3 * k + 2] = f->z[i];
+        f->rest[3 * k] = f->x[i], f->rest[3 * k + 1] = f->y[i], f->rest[3 * k + 2] = f->z[i];
     }
-    for (size_t k = 0; k < f->n; k++) {
-        f->x[k] = tmp[3 * k], f->y[k] = tmp[3 * k + 1], f->z[k] = tmp[3 * k + 2];
-        memcpy(f->rest + 3 * k, tmp + 3 * k, 3 * sizeof *tmp);
-    }
-    free(tmp);
+    for (size_t k = 0; k < f->n; k++)
+        f->x[k] = f->rest[3 * k], f->y[k] = f->rest[3 * k + 1], f->z[k] = f->rest[3 * k + 2];
     return TS_OK;
 }
 
@@ -363,6 +357,11 @@ static ts_status make_springs(ts_fracture *f, const ts_edge *edges, size_t m, co
     if (count == 0)
         return ts_fail(err, TS_ERR_INVALID, "breakable '%s': no springs joined its elements; raise Element Count",
                        f->name);
+    f->spring_force = calloc(3 * count, sizeof *f->spring_force);     /* each step's results, per spring */
+    f->spring_torque = calloc(6 * count, sizeof *f->spring_torque);
+    f->break_energy = calloc(count, sizeof *f->break_energy);
+    if (!f->spring_force || !f->spring_torque || !f->break_energy)
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", count);
     return TS_OK;
 }
 
@@ -410,10 +409,7 @@ static ts_status build_adjacency(ts_fracture *f, ts_error *err)
     f->adj_start = calloc(f->n + 1, sizeof *f->adj_start);
     f->adj = malloc((2 * f->n_springs + 1) * sizeof *f->adj);
     uint32_t *fill = malloc((f->n + 1) * sizeof *fill);
-    f->spring_force = calloc(3 * f->n_springs + 1, sizeof *f->spring_force);
-    f->spring_torque = calloc(6 * f->n_springs + 1, sizeof *f->spring_torque);
-    f->break_energy = calloc(f->n_springs + 1, sizeof *f->break_energy);
-    if (!f->adj_start || !f->adj || !fill || !f->spring_force || !f->spring_torque || !f->break_energy) {
+    if (!f->adj_start || !f->adj || !fill) {
         free(fill);
         return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", f->n_springs);
     }
@@ -969,15 +965,6 @@ static ts_status fracture_step(void *state, double dt, double s_end, ts_error *e
 
 /* ------------------------------------------------------------------ outputs */
 
-static uint32_t find_root(uint32_t *parent, uint32_t i)
-{
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    return i;
-}
-
 /* Pieces: elements joined by unbroken springs; each labelled by its smallest element index. */
 static void label_pieces(ts_fracture *f)
 {
@@ -986,12 +973,12 @@ static void label_pieces(ts_fracture *f)
     for (size_t k = 0; k < f->n_springs; k++) {
         if (f->springs[k].broken)
             continue;
-        uint32_t A = find_root(f->parent, f->springs[k].a), B = find_root(f->parent, f->springs[k].b);
+        uint32_t A = ts_find_root(f->parent, f->springs[k].a), B = ts_find_root(f->parent, f->springs[k].b);
         if (A != B)     /* the smaller index stays the root */
             f->parent[A > B ? A : B] = A < B ? A : B;
     }
     for (size_t i = 0; i < f->n; i++)
-        f->piece[i] = find_root(f->parent, (uint32_t)i);
+        f->piece[i] = ts_find_root(f->parent, (uint32_t)i);
 }
 
 static ts_status write_fragments(ts_fracture *f, ts_frame_output *out, ts_error *err)
