@@ -27,3 +27,24 @@ def relative_motion(obj):
         rel = m @ inverse0
         rows.append(np.concatenate([rel[:3, 3], rotation_quaternion(rel[:3, :3])]))
     return np.array(rows, np.float64)
+
+
+def object_input(o, role, motion, **extra):
+    """The dict a solver reads for one scene object (tsubu_read_object_input in the binding): its mesh in
+    world space at the first frame, its motion rows (or None), density, initial velocities, and the origin
+    and rotation of its first-frame pose. `extra` adds or overrides entries."""
+    q = o.params
+    entry = {"name": o.name, "role": role, "vertices": o.world_vertices(), "triangles": o.triangles,
+             "motion": motion, "density": q.get("density", 1.0),
+             "velocity": q.get("initial_velocity", [0.0, 0.0, 0.0]),
+             "angular_velocity": q.get("initial_angular_velocity", [0.0, 0.0, 0.0]),
+             "origin": o.matrix()[:3, 3].tolist(), "rotation": rotation_quaternion(o.matrix()[:3, :3]).tolist()}
+    entry.update(extra)
+    return entry
+
+
+def keyframed_motion(obj):
+    """Motion rows of an object moved by its animation; one still row when it does not move (then it is
+    simply fixed, with infinite mass)."""
+    motion = relative_motion(obj)
+    return motion if motion is not None else np.array([[0, 0, 0, 1, 0, 0, 0]], np.float64)

@@ -13,7 +13,7 @@ from .. import _core
 from ..baking import core_runner, register_runner
 from ..errors import ValidationError
 from ..schema import Param, Role, Schema, register
-from ..transforms import relative_motion, rotation_quaternion
+from ..transforms import keyframed_motion, object_input, relative_motion
 
 PARAMS = (
     Param("element_count", "int", 2048, "Elements (equal spheres) the Breakable is made of; each becomes one "
@@ -143,23 +143,20 @@ def solver_input(desc):
                                   "bond_stiffness", "hard_threshold", "max_spring_length", "contact_time",
                                   "restitution", "friction", "debris_energy", "debris_size", "debris_spread",
                                   "gravity", "steps_per_contact")}
-    settings.update(anchored=int(p["anchored"]), bend_limit=math.radians(p["bend_limit"]), twist_limit=math.radians(p["twist_limit"]),
-                    max_debris=float(p["max_debris"]), seed=float(desc.seed))
+    settings.update(anchored=int(p["anchored"]), bend_limit=math.radians(p["bend_limit"]),
+                    twist_limit=math.radians(p["twist_limit"]), max_debris=float(p["max_debris"]),
+                    seed=float(desc.seed))
     objects = []
     for o in desc.objects:
         q = o.params
-        entry = {"name": o.name, "role": ROLE_CODES[o.role], "vertices": o.world_vertices(),
-                 "triangles": o.triangles, "motion": None, "density": q.get("density", 1.0),
-                 "velocity": q.get("initial_velocity", [0.0, 0.0, 0.0]),
-                 "angular_velocity": q.get("initial_angular_velocity", [0.0, 0.0, 0.0]),
-                 "launch_frame": q.get("launch_frame", desc.frame_start), "projection": 0,
-                 "origin": o.matrix()[:3, 3].tolist(), "rotation": rotation_quaternion(o.matrix()[:3, :3]).tolist()}
+        entry = object_input(o, ROLE_CODES[o.role], None, launch_frame=q.get("launch_frame", desc.frame_start),
+                             projection=0)
         if o.role == "breakable":
             entry["corner_uv"], entry["brittleness"], entry["projection"] = _breakable_arrays(o)
-        elif o.role == "obstacle" or q.get("motion") == "animated":
+        elif o.role == "obstacle":
             entry["motion"] = relative_motion(o)
-            if o.role == "projectile" and entry["motion"] is None:
-                entry["motion"] = np.array([[0, 0, 0, 1, 0, 0, 0]], np.float64)
+        elif q.get("motion") == "animated":
+            entry["motion"] = keyframed_motion(o)
         objects.append(entry)
     return settings, objects
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _core
 from ..baking import core_runner, register_runner
 from ..schema import Param, Role, Schema, register
-from ..transforms import relative_motion, rotation_quaternion
+from ..transforms import keyframed_motion, object_input
 
 PARAMS = (
     Param("cell_size", "float", 0.02, "Side of a heightfield cell of the bed (the paper's unit length)", unit="m",
@@ -106,18 +106,8 @@ def solver_input(desc):
                     seed=float(desc.seed))
     objects = []
     for o in desc.objects:
-        q = o.params
-        animated = q.get("motion") == "animated"
-        motion = relative_motion(o) if animated else None
-        if animated and motion is None:  # an animated object that does not move: a fixed, infinite mass
-            motion = np.array([[0, 0, 0, 1, 0, 0, 0]], np.float64)
-        objects.append({
-            "name": o.name, "role": 0 if o.role == "bed" else 1, "vertices": o.world_vertices(),
-            "triangles": o.triangles, "motion": motion, "density": q.get("density", 1.0),
-            "velocity": q.get("initial_velocity", [0.0, 0.0, 0.0]),
-            "angular_velocity": q.get("initial_angular_velocity", [0.0, 0.0, 0.0]),
-            "origin": o.matrix()[:3, 3].tolist(), "rotation": rotation_quaternion(o.matrix()[:3, :3]).tolist(),
-        })
+        motion = keyframed_motion(o) if o.params.get("motion") == "animated" else None
+        objects.append(object_input(o, 0 if o.role == "bed" else 1, motion))
     return settings, objects
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _core
 from ..baking import core_runner, register_runner
 from ..schema import Param, Role, Schema, register
-from ..transforms import relative_motion, rotation_quaternion
+from ..transforms import object_input, relative_motion
 
 SOLVERS = (
     ("wcsph", "Weakly compressible",
@@ -113,15 +113,10 @@ def solver_input(desc):
         if o.role == "domain":
             continue
         q = o.params
-        objects.append({
-            "name": o.name, "role": ROLE_CODES[o.role], "vertices": o.world_vertices(), "triangles": o.triangles,
-            "motion": relative_motion(o),
-            "velocity": q.get("initial_velocity", q.get("velocity", [0.0, 0.0, 0.0])),
-            "angular_velocity": q.get("initial_angular_velocity", [0.0, 0.0, 0.0]),
-            "density": q.get("density", 1000.0), "emit_start": q.get("emit_start", 0),
-            "emit_end": q.get("emit_end", -1), "origin": o.matrix()[:3, 3].tolist(),
-            "rotation": rotation_quaternion(o.matrix()[:3, :3]).tolist(),
-        })
+        objects.append(object_input(o, ROLE_CODES[o.role], relative_motion(o),
+                                    velocity=q.get("initial_velocity", q.get("velocity", [0.0, 0.0, 0.0])),
+                                    density=q.get("density", 1000.0), emit_start=q.get("emit_start", 0),
+                                    emit_end=q.get("emit_end", -1)))
     return settings, objects
 
 
