@@ -425,8 +425,8 @@ static ts_status build_adjacency(ts_fracture *f, ts_error *err)
 }
 
 /* The springs' dashpot and their own stable step. An element's springs act
- * on its spin through levers of half a spring: a sphere's small inertia
- * (2/5 M r^2) makes that its fastest mode, of stiffness
+ * on its spin through levers of half a spring: an element's small inertia
+ * (its piece's, about M s^2 / 6) makes that its fastest mode, of stiffness
  * a = sum k_p (L0/2)^2 / I. A dashpot tied to the contact's (whose damping
  * grows as sqrt(springs) relative to this mode) would overdamp it and force
  * tiny steps, so the springs' dashpot damps the stiffest element's mode at
@@ -510,14 +510,17 @@ static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_e
     ts_mass_properties mp;
     ts_status st = ts_mesh_check_closed(o->in.vertices, o->in.vertex_count, o->in.triangles, o->in.triangle_count, o->in.name, err);
     if (st == TS_OK)
-        st = ts_mesh_mass_properties(o->in.vertices, o->in.vertex_count, o->in.triangles, o->in.triangle_count, o->in.name, &mp,
-                                     err);
+        st = ts_mesh_mass_properties(o->in.vertices, o->in.vertex_count, o->in.triangles, o->in.triangle_count,
+                                     o->in.name, &mp, err);
     if (st != TS_OK)
         return st;
     f->n = (size_t)f->p.element_count;
     f->r = f->p.element_radius > 0 ? f->p.element_radius : cbrt(PACKING * mp.volume / (f->n * 4.0 / 3.0 * M_PI));
     f->M = f->p.density * mp.volume / f->n;     /* the elements share the object's mass */
-    f->I = 0.4 * f->M * f->r * f->r;
+    /* an element is drawn and tumbles as its Voronoi piece, not as the sphere inside it: the inertia of a
+     * cube of the piece's volume (M s^2 / 6), about 1.7x the sphere's for the paper's wall */
+    double s = cbrt(mp.volume / f->n);
+    f->I = fmax(f->M * s * s / 6.0, 0.4 * f->M * f->r * f->r);
     ts_contact_coefficients(&f->law, 0.5 * f->M, &f->k, &f->c);
     ts_contact_coefficients(&f->law, f->M, &f->k_wall, &f->c_wall);
     f->k_p = f->p.bond_stiffness * f->k;
@@ -944,14 +947,15 @@ static ts_status fracture_step(void *state, double dt, double s_end, ts_error *e
     ts_status st = build_grid(f, 2.0 * f->r, err);
     if (st != TS_OK)
         return st;
-    f->broken += spring_pass(f);
+    size_t newly_broken = spring_pass(f);
+    f->broken += newly_broken;
     double s_mid = 0.5 * (f->s + s_end);
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < f->n; i++)
         element_forces(f, i, s_mid);
     integrate_elements(f, dt);
     move_projectiles(f, dt, s_end);
-    if ((st = emit_debris(f, err)) != TS_OK)
+    if (newly_broken && (st = emit_debris(f, err)) != TS_OK)
         return st;
     f->debris_dt += dt;
     if ((f->steps & (DEBRIS_EVERY - 1)) == 0 || s_end >= 1.0) {  /* ballistic: a coarser step is plenty */
