@@ -90,6 +90,12 @@ class Param:
         return value
 
 
+def image_array_key(param):
+    """Where a scene object keeps the pixels of an image parameter: its name without "_image"
+    ("brittleness_image" -> arrays["brittleness"]); the object's corner UVs go in arrays["uv"]."""
+    return param.name[: -len("_image")] if param.name.endswith("_image") else param.name
+
+
 @dataclass(frozen=True)
 class Role:
     """A part an object plays in an effect, with its per-object parameters."""

@@ -90,7 +90,7 @@ static int sample(const ts_collider *c, ts_vec3 p, float *distance, ts_vec3 *gra
 
 int ts_collider_query(const ts_collider *c, double s, ts_vec3 p, ts_collider_hit *hit)
 {
-    ts_transform t = ts_transform_lerp(c->from, c->to, s);
+    ts_transform t = c->interval > 0.0 ? ts_transform_lerp(c->from, c->to, s) : c->from;  /* static: no slerp */
     ts_quat inv = ts_quat_conjugate(t.rotation);
     ts_vec3 rest = ts_quat_rotate(inv, ts_v3_sub(p, t.translation));
     ts_vec3 grad;

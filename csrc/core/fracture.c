@@ -69,6 +69,13 @@ struct ts_fracture {
     double *rest;                  /* 3 per element: centre at frame_start */
     float *gx, *gy, *gz;
     ts_grid grid;
+    /* contact candidates (Verlet list): pairs within 2r + skin when built, rebuilt once any element has
+     * moved half the skin; each element lists all of its own, in grid order */
+    uint32_t *near_start, *near;
+    size_t near_cap;
+    double *x_built;               /* 3 per element: centres when the list was built */
+    double skin;
+    int near_stale;                /* 1: build before the next step (new or restored state) */
     spring *springs;
     size_t n_springs, broken;
     uint32_t *adj_start, *adj;     /* springs of each element */
@@ -170,7 +177,8 @@ static ts_status alloc_elements(ts_fracture *f, ts_error *err)
     f->rest = calloc(3 * n, sizeof *f->rest);
     f->gx = malloc(n * sizeof *f->gx), f->gy = malloc(n * sizeof *f->gy), f->gz = malloc(n * sizeof *f->gz);
     f->piece = malloc(n * sizeof *f->piece), f->parent = malloc(n * sizeof *f->parent);
-    int ok = f->q && f->R && f->fixed && f->force && f->torque && f->rest && f->gx && f->gy && f->gz && f->piece && f->parent;
+    f->near_start = malloc((n + 1) * sizeof *f->near_start), f->x_built = malloc(3 * n * sizeof *f->x_built);
+    int ok = f->near_start && f->x_built && f->q && f->R && f->fixed && f->force && f->torque && f->rest && f->gx && f->gy && f->gz && f->piece && f->parent;
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
         ok = ok && *cols[k];
     if (!ok)
@@ -524,6 +532,8 @@ static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_e
     ts_contact_coefficients(&f->law, 0.5 * f->M, &f->k, &f->c);
     ts_contact_coefficients(&f->law, f->M, &f->k_wall, &f->c_wall);
     f->k_p = f->p.bond_stiffness * f->k;
+    f->skin = 0.4 * f->r;
+    f->near_stale = 1;
     return alloc_elements(f, err);
 }
 
@@ -633,6 +643,7 @@ void ts_fracture_destroy(ts_fracture *f)
         free(cols[k]);
     free(f->q), free(f->fixed), free(f->gx), free(f->gy), free(f->gz), free(f->piece), free(f->parent);
     free(f->springs), free(f->adj_start), free(f->adj), free(f->did), free(f->drest);
+    free(f->near_start), free(f->near), free(f->x_built);
     for (size_t k = 0; f->obs && k < f->n_obs; k++)
         ts_collider_free(&f->obs[k].c);
     free(f->obs), free(f->proj);
@@ -704,6 +715,67 @@ static size_t spring_pass(ts_fracture *f)
 
 /* ----------------------------------------------------------------- contacts */
 
+/* Element i's candidates within `reach`, written to out (or only counted when out is NULL). */
+static uint32_t find_near(const ts_fracture *f, size_t i, double reach, uint32_t *out)
+{
+    ts_neighbor_ranges nr;
+    ts_grid_neighbor_ranges(&f->grid, f->gx[i], f->gy[i], f->gz[i], &nr);
+    ts_vec3 xi = element_pos(f, i);
+    uint32_t count = 0;
+    for (int k = 0; k < nr.n; k++)
+        for (uint32_t s = nr.begin[k]; s < nr.end[k]; s++) {
+            uint32_t j = f->grid.sorted[s];
+            ts_vec3 d = ts_v3_sub(element_pos(f, j), xi);
+            if (j != i && ts_v3_dot(d, d) < reach * reach) {
+                if (out)
+                    out[count] = j;
+                count++;
+            }
+        }
+    return count;
+}
+
+/* The contact candidates, built when an element may have come within 2r of one not listed. */
+static ts_status update_near_lists(ts_fracture *f, ts_error *err)
+{
+    if (!f->near_stale) {
+        double moved = 0;
+        #pragma omp parallel for reduction(max : moved) schedule(static)
+        for (size_t i = 0; i < f->n; i++) {
+            double dx = f->x[i] - f->x_built[3 * i], dy = f->y[i] - f->x_built[3 * i + 1];
+            double dz = f->z[i] - f->x_built[3 * i + 2];
+            moved = fmax(moved, dx * dx + dy * dy + dz * dz);
+        }
+        if (moved < 0.25 * f->skin * f->skin)
+            return TS_OK;
+    }
+    f->near_stale = 0;
+    double reach = 2.0 * f->r + f->skin;
+    ts_status st = build_grid(f, reach, err);
+    if (st != TS_OK)
+        return st;
+    f->near_start[0] = 0;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < f->n; i++)
+        f->near_start[i + 1] = find_near(f, i, reach, NULL);
+    for (size_t i = 0; i < f->n; i++)
+        f->near_start[i + 1] += f->near_start[i];
+    if (ts_grow((void **)&f->near, &f->near_cap, f->near_start[f->n] + 1, sizeof *f->near) < 0)
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for contact lists");
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < f->n; i++) {
+        uint32_t *list = f->near + f->near_start[i], count = f->near_start[i + 1] - f->near_start[i];
+        find_near(f, i, reach, list);
+        for (uint32_t a = 1; a < count; a++)    /* by index: the sums do not depend on when the list was built */
+            for (uint32_t b = a; b > 0 && list[b - 1] > list[b]; b--) {
+                uint32_t t = list[b];
+                list[b] = list[b - 1], list[b - 1] = t;
+            }
+        f->x_built[3 * i] = f->x[i], f->x_built[3 * i + 1] = f->y[i], f->x_built[3 * i + 2] = f->z[i];
+    }
+    return TS_OK;
+}
+
 /* Eqs 2, 4-6 for element i: gravity, its springs, and its contacts. */
 static void element_forces(ts_fracture *f, size_t i, double frame_s)
 {
@@ -718,22 +790,19 @@ static void element_forces(ts_fracture *f, size_t i, double frame_s)
     }
     ts_vec3 xi = element_pos(f, i), vi = velocity(f, i), wi = spin(f, i);
     double r = f->r, two_r = 2.0 * r;
-    ts_neighbor_ranges nr;
-    ts_grid_neighbor_ranges(&f->grid, f->gx[i], f->gy[i], f->gz[i], &nr);
-    for (int k = 0; k < nr.n; k++)
-        for (uint32_t s = nr.begin[k]; s < nr.end[k]; s++) {
-            uint32_t j = f->grid.sorted[s];
-            ts_vec3 d = ts_v3_sub(element_pos(f, j), xi);
-            double d2 = ts_v3_dot(d, d);
-            if (j == i || d2 >= two_r * two_r || d2 == 0)
-                continue;
-            double len = sqrt(d2);
-            ts_vec3 u_n = ts_v3_scale(d, 1.0 / len);                 /* eq. 2 */
-            ts_vec3 v_c = ts_contact_velocity(vi, wi, r, velocity(f, j), spin(f, j), r, u_n);
-            ts_contact_result c = ts_contact_force_dashpot(&f->law, f->k, f->c, two_r - len, u_n, v_c);
-            F = ts_v3_add(F, c.force);
-            T = ts_v3_add(T, ts_v3_scale(ts_v3_cross(u_n, c.tangential), r));
-        }
+    for (uint32_t k = f->near_start[i]; k < f->near_start[i + 1]; k++) {
+        uint32_t j = f->near[k];
+        ts_vec3 d = ts_v3_sub(element_pos(f, j), xi);
+        double d2 = ts_v3_dot(d, d);
+        if (d2 >= two_r * two_r || d2 == 0)
+            continue;
+        double len = sqrt(d2);
+        ts_vec3 u_n = ts_v3_scale(d, 1.0 / len);                 /* eq. 2 */
+        ts_vec3 v_c = ts_contact_velocity(vi, wi, r, velocity(f, j), spin(f, j), r, u_n);
+        ts_contact_result c = ts_contact_force_dashpot(&f->law, f->k, f->c, two_r - len, u_n, v_c);
+        F = ts_v3_add(F, c.force);
+        T = ts_v3_add(T, ts_v3_scale(ts_v3_cross(u_n, c.tangential), r));
+    }
     for (size_t k = 0; k < f->n_proj; k++) {
         projectile *pr = &f->proj[k];
         double *load = f->proj_load + 6 * (i * f->n_proj + k);
@@ -944,7 +1013,7 @@ static ts_status check_finite(const ts_fracture *f, ts_error *err)
 static ts_status fracture_step(void *state, double dt, double s_end, ts_error *err)
 {
     ts_fracture *f = state;
-    ts_status st = build_grid(f, 2.0 * f->r, err);
+    ts_status st = update_near_lists(f, err);
     if (st != TS_OK)
         return st;
     size_t newly_broken = spring_pass(f);
@@ -1144,6 +1213,7 @@ ts_status ts_fracture_restore(ts_fracture *f, const ts_frame *cp, ts_error *err)
     if (st != TS_OK)
         return st;
     f->broken = (size_t)row[3], f->next_debris = (uint32_t)row[6], f->steps = (long)row[7];
+    f->near_stale = 1;
     for (size_t k = 0; k < f->n_springs; k++)
         f->springs[k].broken = 0;
     size_t i = 0, d = 0, pk = 0;

@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 
 from ..scene import SceneDescription, SceneObject
+from ..schema import image_array_key
 from . import properties
 
 
@@ -57,24 +58,26 @@ def image_grey(image):
     except (RuntimeError, ReferenceError):
         return None
     px = px.reshape(height, width, image.channels)
-    rgb = px[..., :3] if image.channels >= 3 else px[..., :1]
-    return (rgb @ np.array([0.2126, 0.7152, 0.0722], np.float32)[: rgb.shape[-1]] /
-            (1.0 if image.channels >= 3 else 0.2126)).astype(np.float32)
+    if image.channels < 3:
+        return np.ascontiguousarray(px[..., 0])
+    return (px[..., :3] @ np.array([0.2126, 0.7152, 0.0722], np.float32)).astype(np.float32)  # luminance
 
 
-def image_arrays(o, params, depsgraph):
-    """Arrays a role's image parameters bring along (the Breakable's brittleness map and UVs)."""
+def image_arrays(o, role, params, depsgraph):
+    """The pixels of the role's image parameters (grey, by schema.image_array_key) and, with any image,
+    the object's corner UVs."""
     arrays = {}
-    name = params.get("brittleness_image")
-    if name:
-        image = bpy.data.images.get(name)
+    for p in role.params:
+        if p.kind != "image" or not params.get(p.name):
+            continue
+        image = bpy.data.images.get(params[p.name])
         grey = image_grey(image) if image is not None else None
-        if grey is not None:
-            arrays["brittleness"] = grey
-        if params.get("projection") == "uv":
-            uv = corner_uvs(o, depsgraph)
-            if uv is not None:
-                arrays["uv"] = uv
+        if grey is not None:  # a missing image is named by the effect's checks
+            arrays[image_array_key(p)] = grey
+    if arrays:
+        uv = corner_uvs(o, depsgraph)
+        if uv is not None:
+            arrays["uv"] = uv
     return arrays
 
 
@@ -148,5 +151,5 @@ def describe_object(s, o, matrices, depsgraph):
     params = {}
     if role.params:
         params = properties.read_group(getattr(o.tsubu, properties.role_attr(s.effect, role.name)), role.params)
-    arrays = image_arrays(o, params, depsgraph) if o.type == "MESH" else {}
+    arrays = image_arrays(o, role, params, depsgraph) if o.type == "MESH" else {}
     return SceneObject(o.name, role.name, v, t, m, params, arrays=arrays)

@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ..schema import image_array_key
 from . import properties
 
 
@@ -48,8 +49,8 @@ def create_objects(desc, collection=None):
         role = schema.role(o.role)
         params = dict(o.params)
         for p in role.params:
-            if p.kind == "image" and params.get(p.name) and p.name.replace("_image", "") in o.arrays:
-                params[p.name] = image_from_grey(params[p.name], o.arrays[p.name.replace("_image", "")]).name
+            if p.kind == "image" and params.get(p.name) and image_array_key(p) in o.arrays:
+                params[p.name] = image_from_grey(params[p.name], o.arrays[image_array_key(p)]).name
         if role.params:
             properties.write_group(getattr(obj.tsubu, properties.role_attr(desc.effect, role.name)), role.params,
                                    params)
