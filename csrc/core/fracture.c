@@ -275,6 +275,7 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
                 }
             f->vx[i] = push.x, f->vy[i] = push.y, f->vz[i] = push.z;  /* scratch */
         }
+        #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < f->n; i++) {
             f->x[i] += f->vx[i], f->y[i] += f->vy[i], f->z[i] += f->vz[i];
             keep_inside(f, shape, &f->x[i], &f->y[i], &f->z[i]);

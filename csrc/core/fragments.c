@@ -34,6 +34,8 @@ typedef struct cutter {
     float *poly_uv;
     int *on;
     size_t poly_cap;
+    struct neighbour { double d2; uint32_t j; } *order;  /* one cell's neighbours, nearest first */
+    size_t order_cap;
 } cutter;
 
 static int soup_reserve(soup *s, size_t faces, size_t corners)
@@ -334,6 +336,7 @@ static void cutter_free(cutter *c)
 {
     soup_free(&c->in), soup_free(&c->out);
     free(c->seg), free(c->loop), free(c->loop_uv), free(c->index), free(c->poly), free(c->poly_uv), free(c->on);
+    free(c->order);
 }
 
 /* Neighbours of every element from the edge list (both directions). */
@@ -357,43 +360,89 @@ static int build_adjacency(size_t n, const ts_edge *edges, size_t m, uint32_t **
     return 0;
 }
 
-/* One element's piece: the mesh cut by its bisectors with every neighbour. */
+/* Does the plane n.p = d leave any corner of the piece outside (n.p > d)? */
+static int plane_cuts(const soup *s, ts_vec3 n, double d, double eps)
+{
+    for (size_t k = 0; k < s->corners; k++)
+        if (n.x * s->pos[3 * k] + n.y * s->pos[3 * k + 1] + n.z * s->pos[3 * k + 2] - d > eps)
+            return 1;
+    return 0;
+}
+
+/* One element's piece: the mesh cut by its bisectors with every neighbour,
+ * nearest first (the piece shrinks fastest), skipping planes that miss it. */
 static int build_cell(cutter *c, const soup *object, const double *centres, uint32_t i, const uint32_t *nb,
                       uint32_t nb_count, double eps)
 {
     if (soup_copy(&c->in, object) < 0)
         return -1;
+    if (nb_count > c->order_cap) {
+        size_t cap = ts_grown_capacity(c->order_cap, nb_count, 64);
+        if (ts_resize((void **)&c->order, cap, sizeof *c->order) < 0)
+            return -1;
+        c->order_cap = cap;
+    }
     const double *xi = centres + 3 * (size_t)i;
-    for (uint32_t k = 0; k < nb_count && c->in.faces > 0; k++) {
+    for (uint32_t k = 0; k < nb_count; k++) {   /* insertion sort by distance, ties by index */
         const double *xj = centres + 3 * (size_t)nb[k];
+        double d2 = (xj[0] - xi[0]) * (xj[0] - xi[0]) + (xj[1] - xi[1]) * (xj[1] - xi[1]) +
+                    (xj[2] - xi[2]) * (xj[2] - xi[2]);
+        uint32_t q = k;
+        while (q > 0 && (c->order[q - 1].d2 > d2 || (c->order[q - 1].d2 == d2 && c->order[q - 1].j > nb[k])))
+            c->order[q] = c->order[q - 1], q--;
+        c->order[q].d2 = d2, c->order[q].j = nb[k];
+    }
+    for (uint32_t k = 0; k < nb_count && c->in.faces > 0; k++) {
+        const double *xj = centres + 3 * (size_t)c->order[k].j;
         ts_vec3 n = ts_v3(xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]);
         double len = ts_v3_length(n);
         if (len == 0)
             continue;
         n = ts_v3_scale(n, 1.0 / len);
         double d = ts_v3_dot(n, ts_v3(0.5 * (xi[0] + xj[0]), 0.5 * (xi[1] + xj[1]), 0.5 * (xi[2] + xj[2])));
-        if (cut_by_plane(c, n, d, eps) < 0)
+        if (plane_cuts(&c->in, n, d, eps) && cut_by_plane(c, n, d, eps) < 0)
             return -1;
     }
     return 0;
 }
 
-static size_t triangles_of(const soup *s)
+/* The corners of face f that make its outline: repeated points and points in
+ * line with their neighbours (left by cuts through a vertex or an edge) are
+ * dropped, so no zero-area triangles come out. Returns how many (into keep). */
+static int outline(const soup *s, size_t f, uint32_t *keep)
+{
+    const double *p = s->pos + 3 * s->start[f];
+    int n = (int)s->count[f], m = 0;
+    for (int k = 0; k < n; k++) {
+        const double *a = p + 3 * ((k + n - 1) % n), *b = p + 3 * k, *c = p + 3 * ((k + 1) % n);
+        ts_vec3 ab = ts_v3(b[0] - a[0], b[1] - a[1], b[2] - a[2]), bc = ts_v3(c[0] - b[0], c[1] - b[1], c[2] - b[2]);
+        double cross = ts_v3_length(ts_v3_cross(ab, bc));
+        if (cross > 1e-9 * ts_v3_length(ab) * ts_v3_length(bc))
+            keep[m++] = (uint32_t)k;
+    }
+    return m;
+}
+
+static size_t triangles_of(const soup *s, uint32_t *keep)
 {
     size_t t = 0;
-    for (size_t f = 0; f < s->faces; f++)
-        t += s->count[f] - 2;
+    for (size_t f = 0; f < s->faces; f++) {
+        int m = outline(s, f, keep);
+        t += m >= 3 ? (size_t)m - 2 : 0;
+    }
     return t;
 }
 
 /* Fan each (convex) face of element i's piece into triangles relative to its centre. */
-static void write_triangles(const soup *s, uint32_t i, const double *centre, ts_fragments *out, size_t *t)
+static void write_triangles(const soup *s, uint32_t i, const double *centre, uint32_t *keep, ts_fragments *out,
+                            size_t *t)
 {
     for (size_t f = 0; f < s->faces; f++) {
         const double *p = s->pos + 3 * s->start[f];
         const float *uv = s->uv + 2 * s->start[f];
-        for (uint32_t k = 1; k + 1 < s->count[f]; k++, (*t)++) {
-            uint32_t corner[3] = {0, k, k + 1};
+        int m = outline(s, f, keep);
+        for (int k = 1; k + 1 < m; k++, (*t)++) {
+            uint32_t corner[3] = {keep[0], keep[k], keep[k + 1]};
             for (int r = 0; r < 3; r++) {
                 for (int a = 0; a < 3; a++)
                     out->position[9 * *t + 3 * r + a] = (float)(p[3 * corner[r] + a] - centre[a]);
@@ -443,9 +492,14 @@ ts_status ts_fragments_build(const float *vertices, const int32_t *triangles, si
         }
         cutter_free(&c);
     }
-    size_t total = 0;
+    size_t total = 0, longest = 3;
     for (size_t i = 0; !failed && i < n; i++)
-        total += triangles_of(&cells[i]);
+        for (size_t f = 0; f < cells[i].faces; f++)
+            longest = cells[i].count[f] > longest ? cells[i].count[f] : longest;
+    uint32_t *keep = malloc(longest * sizeof *keep);
+    failed = failed || !keep;
+    for (size_t i = 0; !failed && i < n; i++)
+        total += triangles_of(&cells[i], keep);
     if (!failed) {
         out->position = malloc((9 * total + 1) * sizeof *out->position);
         out->uv = malloc((6 * total + 1) * sizeof *out->uv);
@@ -455,11 +509,11 @@ ts_status ts_fragments_build(const float *vertices, const int32_t *triangles, si
     }
     size_t t = 0;
     for (size_t i = 0; !failed && i < n; i++)
-        write_triangles(&cells[i], (uint32_t)i, centres + 3 * i, out, &t);
+        write_triangles(&cells[i], (uint32_t)i, centres + 3 * i, keep, out, &t);
     out->triangle_count = failed ? 0 : total;
     for (size_t i = 0; cells && i < n; i++)
         soup_free(&cells[i]);
-    free(cells), free(start), free(list);
+    free(cells), free(start), free(list), free(keep);
     soup_free(&object);
     if (failed) {
         ts_fragments_free(out);
