@@ -110,3 +110,23 @@ ts_status ts_delaunay_edges(const double *points, size_t n, ts_edge **edges, siz
     free(copy);
     return st;
 }
+
+int ts_edge_incidence(size_t n, const ts_edge *edges, size_t m, uint32_t **start, uint32_t **incident)
+{
+    *start = calloc(n + 1, sizeof **start);
+    *incident = malloc((2 * m + 1) * sizeof **incident);
+    uint32_t *fill = malloc((n + 1) * sizeof *fill);
+    if (!*start || !*incident || !fill) {
+        free(fill);
+        return -1;
+    }
+    for (size_t e = 0; e < m; e++)
+        (*start)[edges[e].a + 1]++, (*start)[edges[e].b + 1]++;
+    for (size_t i = 0; i < n; i++)
+        (*start)[i + 1] += (*start)[i];
+    memcpy(fill, *start, n * sizeof *fill);
+    for (size_t e = 0; e < m; e++)
+        (*incident)[fill[edges[e].a]++] = (uint32_t)e, (*incident)[fill[edges[e].b]++] = (uint32_t)e;
+    free(fill);
+    return 0;
+}

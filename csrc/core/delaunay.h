@@ -19,4 +19,9 @@ typedef struct ts_edge { uint32_t a, b; } ts_edge; /* a < b */
  * coplanar), sorted by (a, b) and unique. *edges is malloc'd. */
 ts_status ts_delaunay_edges(const double *points, size_t n, ts_edge **edges, size_t *count, ts_error *err);
 
+/* For each of n points the indices of the edges touching it, in edge order:
+ * incident[start[i] .. start[i + 1]). Both arrays are malloc'd (freed by the
+ * caller also on failure); 0, or -1 when out of memory. */
+int ts_edge_incidence(size_t n, const ts_edge *edges, size_t m, uint32_t **start, uint32_t **incident);
+
 #endif

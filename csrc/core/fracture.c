@@ -413,24 +413,16 @@ static ts_status set_strengths(ts_fracture *f, const ts_brittleness_map *map, ts
     return st;
 }
 
+/* Each element's springs (indices), for gathering their forces. */
 static ts_status build_adjacency(ts_fracture *f, ts_error *err)
 {
-    f->adj_start = calloc(f->n + 1, sizeof *f->adj_start);
-    f->adj = malloc((2 * f->n_springs + 1) * sizeof *f->adj);
-    uint32_t *fill = malloc((f->n + 1) * sizeof *fill);
-    if (!f->adj_start || !f->adj || !fill) {
-        free(fill);
-        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", f->n_springs);
-    }
-    for (size_t s = 0; s < f->n_springs; s++)
-        f->adj_start[f->springs[s].a + 1]++, f->adj_start[f->springs[s].b + 1]++;
-    for (size_t i = 0; i < f->n; i++)
-        f->adj_start[i + 1] += f->adj_start[i];
-    memcpy(fill, f->adj_start, f->n * sizeof *fill);
-    for (size_t s = 0; s < f->n_springs; s++)
-        f->adj[fill[f->springs[s].a]++] = (uint32_t)s, f->adj[fill[f->springs[s].b]++] = (uint32_t)s;
-    free(fill);
-    return TS_OK;
+    ts_edge *ends = malloc((f->n_springs + 1) * sizeof *ends);
+    int failed = !ends;
+    for (size_t k = 0; !failed && k < f->n_springs; k++)
+        ends[k] = (ts_edge){f->springs[k].a, f->springs[k].b};
+    failed = failed || ts_edge_incidence(f->n, ends, f->n_springs, &f->adj_start, &f->adj) < 0;
+    free(ends);
+    return failed ? ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", f->n_springs) : TS_OK;
 }
 
 /* The springs' dashpot and their own stable step. An element's springs act

@@ -49,7 +49,8 @@ static int soup_reserve(soup *s, size_t faces, size_t corners)
     }
     if (corners > s->corner_cap) {
         size_t c = ts_grown_capacity(s->corner_cap, corners, 256);
-        if (ts_resize((void **)&s->pos, c, 3 * sizeof *s->pos) < 0 || ts_resize((void **)&s->uv, c, 2 * sizeof *s->uv) < 0)
+        if (ts_resize((void **)&s->pos, c, 3 * sizeof *s->pos) < 0 ||
+            ts_resize((void **)&s->uv, c, 2 * sizeof *s->uv) < 0)
             return -1;
         s->corner_cap = c;
     }
@@ -339,27 +340,6 @@ static void cutter_free(cutter *c)
     free(c->order);
 }
 
-/* Neighbours of every element from the edge list (both directions). */
-static int build_adjacency(size_t n, const ts_edge *edges, size_t m, uint32_t **start, uint32_t **list)
-{
-    *start = calloc(n + 1, sizeof **start);
-    *list = malloc((2 * m + 1) * sizeof **list);
-    if (!*start || !*list)
-        return -1;
-    for (size_t e = 0; e < m; e++)
-        (*start)[edges[e].a + 1]++, (*start)[edges[e].b + 1]++;
-    for (size_t i = 0; i < n; i++)
-        (*start)[i + 1] += (*start)[i];
-    uint32_t *fill = malloc((n + 1) * sizeof *fill);
-    if (!fill)
-        return -1;
-    memcpy(fill, *start, n * sizeof *fill);
-    for (size_t e = 0; e < m; e++)
-        (*list)[fill[edges[e].a]++] = edges[e].b, (*list)[fill[edges[e].b]++] = edges[e].a;
-    free(fill);
-    return 0;
-}
-
 /* Does the plane n.p = d leave any corner of the piece outside (n.p > d)? */
 static int plane_cuts(const soup *s, ts_vec3 n, double d, double eps)
 {
@@ -371,8 +351,8 @@ static int plane_cuts(const soup *s, ts_vec3 n, double d, double eps)
 
 /* One element's piece: the mesh cut by its bisectors with every neighbour,
  * nearest first (the piece shrinks fastest), skipping planes that miss it. */
-static int build_cell(cutter *c, const soup *object, const double *centres, uint32_t i, const uint32_t *nb,
-                      uint32_t nb_count, double eps)
+static int build_cell(cutter *c, const soup *object, const double *centres, uint32_t i, const ts_edge *edges,
+                      const uint32_t *incident, uint32_t nb_count, double eps)
 {
     if (soup_copy(&c->in, object) < 0)
         return -1;
@@ -384,13 +364,15 @@ static int build_cell(cutter *c, const soup *object, const double *centres, uint
     }
     const double *xi = centres + 3 * (size_t)i;
     for (uint32_t k = 0; k < nb_count; k++) {   /* insertion sort by distance, ties by index */
-        const double *xj = centres + 3 * (size_t)nb[k];
+        const ts_edge *e = &edges[incident[k]];
+        uint32_t j = e->a == i ? e->b : e->a;
+        const double *xj = centres + 3 * (size_t)j;
         double d2 = (xj[0] - xi[0]) * (xj[0] - xi[0]) + (xj[1] - xi[1]) * (xj[1] - xi[1]) +
                     (xj[2] - xi[2]) * (xj[2] - xi[2]);
         uint32_t q = k;
-        while (q > 0 && (c->order[q - 1].d2 > d2 || (c->order[q - 1].d2 == d2 && c->order[q - 1].j > nb[k])))
+        while (q > 0 && (c->order[q - 1].d2 > d2 || (c->order[q - 1].d2 == d2 && c->order[q - 1].j > j)))
             c->order[q] = c->order[q - 1], q--;
-        c->order[q].d2 = d2, c->order[q].j = nb[k];
+        c->order[q].d2 = d2, c->order[q].j = j;
     }
     for (uint32_t k = 0; k < nb_count && c->in.faces > 0; k++) {
         const double *xj = centres + 3 * (size_t)c->order[k].j;
@@ -463,7 +445,7 @@ ts_status ts_fragments_build(const float *vertices, const int32_t *triangles, si
     uint32_t *start = NULL, *list = NULL;
     soup *cells = calloc(n + 1, sizeof *cells);
     int failed = !cells || soup_reserve(&object, triangle_count, 3 * triangle_count) < 0 ||
-                 build_adjacency(n, edges, edge_count, &start, &list) < 0;
+                 ts_edge_incidence(n, edges, edge_count, &start, &list) < 0;
     double size = 0;
     for (size_t t = 0; !failed && t < triangle_count; t++) {
         double pos[9];
@@ -483,7 +465,7 @@ ts_status ts_fragments_build(const float *vertices, const int32_t *triangles, si
         cutter c = {0};
         #pragma omp for schedule(dynamic, 16)
         for (size_t i = 0; i < n; i++) {
-            int ok = !failed && build_cell(&c, &object, centres, (uint32_t)i, list + start[i],
+            int ok = !failed && build_cell(&c, &object, centres, (uint32_t)i, edges, list + start[i],
                                            start[i + 1] - start[i], eps) == 0 && soup_copy(&cells[i], &c.in) == 0;
             if (!ok) {
                 #pragma omp atomic write
