@@ -374,6 +374,17 @@ static ts_status make_springs(ts_fracture *f, const ts_edge *edges, size_t m, co
     return TS_OK;
 }
 
+/* A spring's map value: the lightest of its midpoint (the paper's rule, §4) and its two elements. With the
+ * midpoint alone, a white element next to the painted edge has dark-midpoint springs into the dark region
+ * and joins the hard piece, which so comes out an element wider than the painting all round (measured:
+ * IoU 0.75 against 0.89 with this rule, tests/python/test_fracture.py). */
+static double spring_grey(const ts_brittleness_map *map, ts_vec3 a, ts_vec3 b)
+{
+    double g = ts_brittleness_at(map, ts_v3_scale(ts_v3_add(a, b), 0.5));
+    g = fmax(g, fmax(ts_brittleness_at(map, a), ts_brittleness_at(map, b)));
+    return fmin(fmax(g, 0.0), 1.0);
+}
+
 /* §3.2 and §4: levels (the hard level first when there is a map) and p_i by eq. 1. Grey values between the
  * hard threshold and white lift a spring's strength toward p0 in proportion to their darkness. */
 static ts_status set_strengths(ts_fracture *f, const ts_brittleness_map *map, ts_error *err)
@@ -391,8 +402,7 @@ static ts_status set_strengths(ts_fracture *f, const ts_brittleness_map *map, ts
         spring *s = &f->springs[i];
         length[i] = s->length0;
         ends[i] = (ts_edge){s->a, s->b};
-        ts_vec3 mid = ts_v3_scale(ts_v3_add(element_pos(f, s->a), element_pos(f, s->b)), 0.5);
-        grey[i] = map ? fmin(fmax(ts_brittleness_at(map, mid), 0.0), 1.0) : 1.0;
+        grey[i] = map ? spring_grey(map, element_pos(f, s->a), element_pos(f, s->b)) : 1.0;
         hard[i] = map && grey[i] < f->p.hard_threshold;
     }
     int H = 0;
