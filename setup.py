@@ -12,7 +12,7 @@ import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-C_FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-O3", "-fopenmp", "-Wall", "-Wextra"]
+C_FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-O3", "-fno-math-errno", "-fopenmp", "-Wall", "-Wextra"]
 CXX_FLAGS = ["-std=c++17", "-O3", "-Wall", "-Wextra"]
 
 

@@ -711,6 +711,49 @@ static inline int near_rigid(const ts_water *w, float x, float y, float z)
 
 /* --------------------------------------------------------------- density */
 
+/* Fluid within h of (xi, yi, zi) in one cell range, appended to f with its
+ * squared distance. Branch-free, because a hit is a coin toss here (about
+ * 1 candidate in 6): the entry is written always, the count moves only on a
+ * hit; the last of FOUND_MAX slots takes any excess. FOUND_MAX is half as
+ * much again as the neighbour list: a particle with more neighbours than
+ * the list holds is searched again by the force pass anyway. */
+#define FOUND_MAX (NEIGHBOUR_LIST * 3 / 2)
+typedef struct found_list {
+    int count;
+    uint32_t j[FOUND_MAX];
+    float r2[FOUND_MAX];
+} found_list;
+
+static inline void find_in_range(const float *x, const float *y, const float *z, uint32_t begin, uint32_t end,
+                                 float xi, float yi, float zi, float h2, found_list *f)
+{
+    int count = f->count;
+    for (uint32_t j = begin; j < end; j++) {
+        float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+        float r2 = dx * dx + dy * dy + dz * dz;
+        int slot = count < FOUND_MAX - 1 ? count : FOUND_MAX - 1;
+        f->j[slot] = j;
+        f->r2[slot] = r2;
+        count += r2 < h2;
+    }
+    f->count = count;
+}
+
+/* The sum of eq. 3.5 over every fluid particle in the ranges: for crowds. */
+static float crowd_density_sum(const float *x, const float *y, const float *z, const ts_neighbor_ranges *r,
+                               float xi, float yi, float zi, float h2)
+{
+    float sum = 0.0f;
+    for (int q = 0; q < r->n; q++)
+        for (uint32_t j = r->begin[q]; j < r->end[q]; j++) {
+            float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+            float d = h2 - (dx * dx + dy * dy + dz * dz);
+            if (d > 0.0f)
+                sum += d * d * d;
+        }
+    return sum;
+}
+
 /* Density by eq. 3.5; the fluid neighbours found here (r < h) are kept for
  * the force pass, which then skips the search (up to NEIGHBOUR_LIST each). */
 static void compute_density(ts_water *w)
@@ -723,24 +766,27 @@ static void compute_density(ts_water *w)
         const float xi = x[i], yi = y[i], zi = z[i];
         ts_neighbor_ranges r;
         ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
+        found_list f;
+        f.count = 0;
+        for (int q = 0; q < r.n; q++)
+            find_in_range(x, y, z, r.begin[q], r.end[q], xi, yi, zi, h2, &f);
         float sum = 0.0f;
         uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
-        int count = 0, overflow = 0;
-        for (int q = 0; q < r.n; q++)
-            for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
-                float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
-                float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 >= h2)
-                    continue;
-                float d = h2 - r2;
+        int count = 0, overflow = f.count >= FOUND_MAX;
+        if (overflow) { /* a crowd beyond the found list (no list kept: the force pass searches again) */
+            sum = crowd_density_sum(x, y, z, &r, xi, yi, zi, h2);
+        } else {
+            for (int k = 0; k < f.count; k++) {
+                float d = h2 - f.r2[k];
                 sum += d * d * d;
-                if (r2 > 1e-12f) { /* kept for the force pass */
+                if (f.r2[k] > 1e-12f) { /* kept for the force pass (not i itself) */
                     if (count < NEIGHBOUR_LIST)
-                        list[count++] = j;
+                        list[count++] = f.j[k];
                     else
                         overflow = 1;
                 }
             }
+        }
         w->nbr_n[i] = overflow ? NEIGHBOUR_OVERFLOW : (uint8_t)count;
         if (near_rigid(w, xi, yi, zi)) { /* rigid particles count as liquid of the same mass, eq. 3.33 */
             ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
@@ -769,7 +815,7 @@ static void compute_density(ts_water *w)
 
 typedef struct pair_consts {
     float h, h2, mass, spiky_grad, visc_lap, poly6_grad, mu, alpha_c_h, sigma;
-    int muller;
+    float muller_form, wcsph_form;  /* 1 and 0 or 0 and 1: which pressure force */
 } pair_consts;
 
 static pair_consts make_pair_consts(const ts_water *w)
@@ -784,7 +830,8 @@ static pair_consts make_pair_consts(const ts_water *w)
     c.mu = (float)w->p.viscosity;
     c.alpha_c_h = w->p.muller ? 0.0f : (float)(w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h);
     c.sigma = (float)w->p.surface_tension;
-    c.muller = w->p.muller;
+    c.muller_form = w->p.muller ? 1.0f : 0.0f;
+    c.wcsph_form = 1.0f - c.muller_form;
     return c;
 }
 
@@ -799,58 +846,83 @@ static inline sph_side side_of(float rho, float p)
     return s;
 }
 
-/* Acceleration of particle i from neighbour j at squared distance r2 < h^2:
- * pressure (eq. 3.16 divided by rho_i as in eq. 3.14 for Mueller, else the
- * symmetric WCSPH form), Monaghan's artificial viscosity, and viscosity
- * (eq. 3.19 with the Laplacian of eq. 3.32). The one pair function for
- * fluid-fluid, fluid-rigid (mirrored sides) and the rigid reactions. */
-static inline void pair_acceleration(const pair_consts *c, float dx, float dy, float dz, float r2, float dvx,
-                                     float dvy, float dvz, sph_side si, sph_side sj, float a[3])
+/* Acceleration of particle i from neighbour j at squared distance r2 < h^2
+ * is s (dx, dy, dz) - visc (dvx, dvy, dvz), from pressure (eq. 3.16 divided
+ * by rho_i as in eq. 3.14 for Mueller, else the symmetric WCSPH form),
+ * Monaghan's artificial viscosity, and viscosity (eq. 3.19 with the
+ * Laplacian of eq. 3.32). The one pair law for fluid-fluid, fluid-rigid
+ * (mirrored sides) and the rigid reactions; branch-free, so that the fluid
+ * loop vectorises. */
+typedef struct pair_terms {
+    float s, visc;
+} pair_terms;
+
+static inline pair_terms pair_law(const pair_consts *c, float r2, float vdotx, sph_side si, sph_side sj)
 {
     float r = sqrtf(r2), q = c->h - r;
     float grad = c->spiky_grad * q * q / r;                          /* grad W_spiky / |x_ij|, eq. 3.30 */
-    float press = c->muller ? -0.5f * c->mass * (si.p + sj.p) * si.inv_rho * sj.inv_rho
-                            : -c->mass * (si.P + sj.P);
-    float vdotx = dvx * dx + dvy * dy + dvz * dz;                    /* (v_i - v_j) . (x_i - x_j) */
-    if (vdotx < 0.0f)
-        press += 2.0f * c->alpha_c_h * c->mass * vdotx / ((r2 + 0.01f * c->h2) * (si.rho + sj.rho));
-    float visc = c->mu * c->mass * c->visc_lap * q * si.inv_rho * sj.inv_rho;
-    float s = press * grad;
-    a[0] += s * dx - visc * dvx;
-    a[1] += s * dy - visc * dvy;
-    a[2] += s * dz - visc * dvz;
+    float press = -c->mass * (c->muller_form * 0.5f * (si.p + sj.p) * si.inv_rho * sj.inv_rho +
+                              c->wcsph_form * (si.P + sj.P));          /* one of the two forms, without a branch */
+    float approach = vdotx < 0.0f ? vdotx : 0.0f;                    /* (v_i - v_j) . (x_i - x_j) when closing */
+    press += 2.0f * c->alpha_c_h * c->mass * approach / ((r2 + 0.01f * c->h2) * (si.rho + sj.rho));
+    pair_terms t = {press * grad, c->mu * c->mass * c->visc_lap * q * si.inv_rho * sj.inv_rho};
+    return t;
+}
+
+static inline void pair_acceleration(const pair_consts *c, float dx, float dy, float dz, float r2, float dvx,
+                                     float dvy, float dvz, sph_side si, sph_side sj, float a[3])
+{
+    pair_terms t = pair_law(c, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
+    a[0] += t.s * dx - t.visc * dvx;
+    a[1] += t.s * dy - t.visc * dvy;
+    a[2] += t.s * dz - t.visc * dvz;
 }
 
 #define NEIGHBOUR_BATCH 128
 
-/* Fluid neighbours of particle i found in range, with their squared distances. */
+/* Fluid neighbours of one particle within h, gathered into arrays of their
+ * own (offsets, velocity differences and sides), so that the pair loop reads
+ * contiguous memory and runs in SIMD lanes. */
 typedef struct neighbour_batch {
     int count;
-    uint32_t j[NEIGHBOUR_BATCH];
-    float r2[NEIGHBOUR_BATCH];
+    float dx[NEIGHBOUR_BATCH], dy[NEIGHBOUR_BATCH], dz[NEIGHBOUR_BATCH], r2[NEIGHBOUR_BATCH];
+    float dvx[NEIGHBOUR_BATCH], dvy[NEIGHBOUR_BATCH], dvz[NEIGHBOUR_BATCH];
+    float rho[NEIGHBOUR_BATCH], p[NEIGHBOUR_BATCH], P[NEIGHBOUR_BATCH], inv_rho[NEIGHBOUR_BATCH];
 } neighbour_batch;
 
-/* Forces from a batch of in-range fluid neighbours (pair_acceleration) and
- * the colour field with its Laplacian (eqs. 3.21-3.22) for surface tension. */
+static inline void batch_add(const ts_water *w, size_t i, uint32_t j, neighbour_batch *nb)
+{
+    int k = nb->count++;
+    float dx = w->x[i] - w->x[j], dy = w->y[i] - w->y[j], dz = w->z[i] - w->z[j];
+    nb->dx[k] = dx, nb->dy[k] = dy, nb->dz[k] = dz;
+    nb->r2[k] = dx * dx + dy * dy + dz * dz;
+    nb->dvx[k] = w->vx[i] - w->vx[j], nb->dvy[k] = w->vy[i] - w->vy[j], nb->dvz[k] = w->vz[i] - w->vz[j];
+    nb->rho[k] = w->rho[j], nb->p[k] = w->pr[j], nb->P[k] = w->P[j], nb->inv_rho[k] = w->inv_rho[j];
+}
+
+/* Forces from a batch of fluid neighbours (pair_law) and the colour field
+ * with its Laplacian (eqs. 3.21-3.22) for surface tension. */
 static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const neighbour_batch *nb, float acc[3],
                         float n[3], float *lap)
 {
-    const float xi = w->x[i], yi = w->y[i], zi = w->z[i], vxi = w->vx[i], vyi = w->vy[i], vzi = w->vz[i];
     const sph_side si = {w->rho[i], w->pr[i], w->P[i], w->inv_rho[i]};
     const float h2 = c->h2, m = c->mass, poly6_grad = c->poly6_grad;
-    float a[3] = {0, 0, 0}, nx = 0, ny = 0, nz = 0, lp = 0;
+    float ax = 0, ay = 0, az = 0, nx = 0, ny = 0, nz = 0, lp = 0;
+    #pragma omp simd reduction(+ : ax, ay, az, nx, ny, nz, lp)
     for (int k = 0; k < nb->count; k++) {
-        const uint32_t j = nb->j[k];
-        const float r2 = nb->r2[k];
-        const sph_side sj = {w->rho[j], w->pr[j], w->P[j], w->inv_rho[j]};
-        float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
-        pair_acceleration(c, dx, dy, dz, r2, vxi - w->vx[j], vyi - w->vy[j], vzi - w->vz[j], si, sj, a);
+        const float dx = nb->dx[k], dy = nb->dy[k], dz = nb->dz[k], r2 = nb->r2[k];
+        const float dvx = nb->dvx[k], dvy = nb->dvy[k], dvz = nb->dvz[k];
+        const sph_side sj = {nb->rho[k], nb->p[k], nb->P[k], nb->inv_rho[k]};
+        pair_terms t = pair_law(c, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
+        ax += t.s * dx - t.visc * dvx;
+        ay += t.s * dy - t.visc * dvy;
+        az += t.s * dz - t.visc * dvz;
         float d = h2 - r2, vol = m * sj.inv_rho;
         float gw = vol * poly6_grad * d * d;                             /* colour field gradient, eq. 3.21 */
         nx += gw * dx, ny += gw * dy, nz += gw * dz;
         lp += vol * poly6_grad * d * (3.0f * h2 - 7.0f * r2);           /* its Laplacian, eq. 3.22 */
     }
-    acc[0] += a[0], acc[1] += a[1], acc[2] += a[2];
+    acc[0] += ax, acc[1] += ay, acc[2] += az;
     n[0] += nx, n[1] += ny, n[2] += nz;
     *lap += lp;
 }
@@ -868,9 +940,8 @@ static void fluid_neighbour_forces(const ts_water *w, const pair_consts *c, size
             float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
             float r2 = dx * dx + dy * dy + dz * dz;
             if (r2 < h2 && r2 > 1e-12f) {
-                nb.j[nb.count] = j;
-                nb.r2[nb.count] = r2;
-                if (++nb.count == NEIGHBOUR_BATCH) {
+                batch_add(w, i, j, &nb);
+                if (nb.count == NEIGHBOUR_BATCH) {
                     fluid_batch(w, c, i, &nb, acc, n, lap);
                     nb.count = 0;
                 }
@@ -883,16 +954,11 @@ static void fluid_neighbour_forces(const ts_water *w, const pair_consts *c, size
 static void listed_neighbour_forces(const ts_water *w, const pair_consts *c, size_t i, float acc[3], float n[3],
                                     float *lap)
 {
-    const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
     const uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
     neighbour_batch nb;
-    nb.count = w->nbr_n[i];
-    for (int k = 0; k < nb.count; k++) {
-        uint32_t j = list[k];
-        float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
-        nb.j[k] = j;
-        nb.r2[k] = dx * dx + dy * dy + dz * dz;
-    }
+    nb.count = 0;
+    for (int k = 0; k < w->nbr_n[i]; k++)
+        batch_add(w, i, list[k], &nb);
     fluid_batch(w, c, i, &nb, acc, n, lap);
 }
 
@@ -1442,7 +1508,10 @@ void ts_water_get_stats(const ts_water *w, ts_water_stats *s)
         s->kinetic_energy += 0.5 * w->mass * ((double)w->vx[i] * w->vx[i] + (double)w->vy[i] * w->vy[i] +
                                               (double)w->vz[i] * w->vz[i]);
         s->potential_energy -= w->mass * (g[0] * w->x[i] + g[1] * w->y[i] + g[2] * w->z[i]);
+        s->mean_density += w->rho[i];
     }
+    if (w->n > 0)
+        s->mean_density /= (double)w->n;
     for (size_t b = 0; b < w->n_bodies; b++) {
         const ts_rigid_body *rb = &w->bodies[b].rb;
         s->kinetic_energy += ts_rigid_kinetic_energy(rb);

@@ -81,6 +81,7 @@ typedef struct ts_water_stats {
     size_t fluid_particles, rigid_particles, removed, capacity;
     double kinetic_energy, potential_energy; /* fluid + bodies, J; potential relative to z = 0 */
     double max_speed;
+    double mean_density;                     /* of the fluid at the last step, kg/m^3 */
 } ts_water_stats;
 
 void ts_water_get_stats(const ts_water *w, ts_water_stats *s);
