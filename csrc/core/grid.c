@@ -175,6 +175,57 @@ void ts_grid_neighbor_ranges(const ts_grid *g, float px, float py, float pz, ts_
     }
 }
 
+/* Rows of cells within two cells of p's cell on one axis, with the gap
+ * from p to each (0 for p's own). Gaps never go below 0, and the outermost
+ * cells reach to infinity (points beyond the grid are clamped into them),
+ * which the gap from the inside side already honours. */
+static int rows_near(const ts_grid *g, int axis, float p, int c, int row[5], float gap[5])
+{
+    const float low = g->origin[axis] + (float)c * g->cell_size;
+    int n = 0;
+    for (int o = -2; o <= 2; o++) {
+        int k = c + o;
+        if (k < 0 || k >= g->dims[axis])
+            continue;
+        float d = o < 0 ? p - (low + (float)(o + 1) * g->cell_size) : (o > 0 ? low + (float)o * g->cell_size - p : 0.0f);
+        row[n] = k;
+        gap[n] = d > 0.0f ? d : 0.0f;
+        n++;
+    }
+    return n;
+}
+
+static inline int clamp_cell(float f, int n)
+{
+    return f >= (float)n ? n - 1 : (f > 0.0f ? (int)f : 0);
+}
+
+void ts_grid_ranges_within(const ts_grid *g, float px, float py, float pz, float radius, ts_neighbor_ranges *r)
+{
+    int c[3], ys[5], zs[5];
+    float gy[5], gz[5];
+    ts_grid_cell_coords(g, px, py, pz, c);
+    const int ny = rows_near(g, 1, py, c[1], ys, gy), nz = rows_near(g, 2, pz, c[2], zs, gz);
+    const float r2 = radius * radius, fx = (px - g->origin[0]) * g->inv_cell;
+    const size_t dx = (size_t)g->dims[0], dxy = dx * (size_t)g->dims[1];
+    r->n = 0;
+    for (int b = 0; b < nz; b++)
+        for (int a = 0; a < ny; a++) {
+            float d2 = gy[a] * gy[a] + gz[b] * gz[b];
+            if (d2 > r2)
+                continue; /* the sphere misses this row */
+            float half = sqrtf(r2 - d2) * g->inv_cell;
+            size_t row = (size_t)ys[a] * dx + (size_t)zs[b] * dxy;
+            uint32_t first = g->cell_start[row + (size_t)clamp_cell(fx - half, g->dims[0])];
+            uint32_t end = g->cell_start[row + (size_t)clamp_cell(fx + half, g->dims[0]) + 1];
+            if (first < end) {
+                r->begin[r->n] = first;
+                r->end[r->n] = end;
+                r->n++;
+            }
+        }
+}
+
 void ts_grid_permute_f32(const ts_grid *g, const float *in, float *out)
 {
     #pragma omp parallel for schedule(static)

@@ -603,7 +603,7 @@ static int site_is_free(const ts_water *w, float x, float y, float z)
 {
     const float min2 = 0.81f * w->spacing * w->spacing;
     ts_neighbor_ranges r;
-    ts_grid_neighbor_ranges(&w->grid, x, y, z, &r);
+    ts_grid_ranges_within(&w->grid, x, y, z, w->h, &r);
     for (int q = 0; q < r.n; q++)
         for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
             float dx = x - w->x[j], dy = y - w->y[j], dz = z - w->z[j];
@@ -675,7 +675,7 @@ static void sort_floats(ts_water *w, float **a)
  * arrays directly) and grid the rigid particles. */
 static ts_status build_grids(ts_water *w, ts_error *err)
 {
-    ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, w->h, w->domain, err);
+    ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, 0.5f * w->h, w->domain, err);
     if (st != TS_OK)
         return st;
     float **arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz};
@@ -765,7 +765,7 @@ static void compute_density(ts_water *w)
     for (size_t i = 0; i < w->n; i++) {
         const float xi = x[i], yi = y[i], zi = z[i];
         ts_neighbor_ranges r;
-        ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
+        ts_grid_ranges_within(g, xi, yi, zi, w->h, &r);
         found_list f;
         f.count = 0;
         for (int q = 0; q < r.n; q++)
@@ -980,7 +980,7 @@ static void compute_forces(ts_water *w)
         if (w->nbr_n[i] != NEIGHBOUR_OVERFLOW) {
             listed_neighbour_forces(w, &c, i, a, n, &lap);
         } else { /* a crowd beyond the list: search again */
-            ts_grid_neighbor_ranges(g, xi, yi, zi, &r);
+            ts_grid_ranges_within(g, xi, yi, zi, c.h, &r);
             fluid_neighbour_forces(w, &c, i, &r, a, n, &lap);
         }
         if (near_rigid(w, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */
@@ -1024,7 +1024,7 @@ static void compute_rigid_reactions(ts_water *w)
         const float xb = w->rx[b], yb = w->ry[b], zb = w->rz[b];
         float f[3] = {0, 0, 0};
         ts_neighbor_ranges r;
-        ts_grid_neighbor_ranges(g, xb, yb, zb, &r);
+        ts_grid_ranges_within(g, xb, yb, zb, c.h, &r);
         for (int q = 0; q < r.n; q++)
             for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
                 float dx = w->x[j] - xb, dy = w->y[j] - yb, dz = w->z[j] - zb;
