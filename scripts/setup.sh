@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
     build-essential python3-dev python3-numpy python3-pytest python3-venv
     libopenvdb-dev libtbb-dev libboost-dev zlib1g-dev libqhull-dev
-    clang libclang-rt-14-dev
+    clang libclang-rt-14-dev valgrind
     blender xvfb xauth libgl1-mesa-dri
     liggghts openmpi-bin
 )

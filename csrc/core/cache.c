@@ -430,6 +430,7 @@ ts_status ts_frame_read(const char *path, ts_frame *out, ts_error *err)
 typedef struct write_job {
     char *path;
     ts_frame frame; /* owns copies of the columns */
+    int level;
 } write_job;
 
 struct ts_cache_writer {
@@ -463,7 +464,7 @@ static void *writer_main(void *arg)
 
         ts_error err;
         ts_error_clear(&err);
-        ts_status st = ts_frame_write(job.path, &job.frame, w->level, &err);
+        ts_status st = ts_frame_write(job.path, &job.frame, job.level, &err);
         job_free(&job);
 
         pthread_mutex_lock(&w->lock);
@@ -531,9 +532,10 @@ static ts_status copy_frame(const ts_frame *f, ts_frame *copy, ts_error *err)
     return TS_OK;
 }
 
-ts_status ts_cache_writer_submit(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err)
+static ts_status submit_at_level(ts_cache_writer *w, const char *path, const ts_frame *f, int level, ts_error *err)
 {
     write_job job;
+    job.level = level;
     job.path = strdup(path);
     if (!job.path)
         return ts_fail(err, TS_ERR_NOMEM, "cache writer: out of memory");
@@ -555,6 +557,16 @@ ts_status ts_cache_writer_submit(ts_cache_writer *w, const char *path, const ts_
     if (st != TS_OK)
         job_free(&job);
     return st;
+}
+
+ts_status ts_cache_writer_submit(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err)
+{
+    return submit_at_level(w, path, f, w->level, err);
+}
+
+ts_status ts_cache_writer_submit_stored(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err)
+{
+    return submit_at_level(w, path, f, 0, err);
 }
 
 ts_status ts_cache_writer_flush(ts_cache_writer *w, ts_error *err)

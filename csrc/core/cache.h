@@ -78,6 +78,10 @@ ts_status ts_cache_writer_open(ts_cache_writer **w, int queue_depth, int level, 
 /* Copy the frame and queue it for `path`; blocks while the queue is full.
  * Reports the first failure of an earlier write, if any. */
 ts_status ts_cache_writer_submit(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err);
+/* The same, stored without compression (zlib level 0): for a solver's
+ * checkpoint, rewritten every frame, whose doubles hardly compress - at
+ * level 1 its compression would take a core away from the solver. */
+ts_status ts_cache_writer_submit_stored(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err);
 /* Wait until everything queued is on disk; report the first failure. */
 ts_status ts_cache_writer_flush(ts_cache_writer *w, ts_error *err);
 /* Flush, stop the thread and free; reports the first failure. */

@@ -117,7 +117,7 @@ static ts_status emit_frame(const ts_frame_loop *loop, const ts_solver_ops *ops,
     if ((st = ts_output_make_dir(loop->cache_dir, "state", err)) != TS_OK ||
         (st = ts_checkpoint_path(path, sizeof path, loop->cache_dir, err)) != TS_OK)
         return st;
-    return ts_cache_writer_submit(writer, path, &checkpoint, err);
+    return ts_cache_writer_submit_stored(writer, path, &checkpoint, err);
 }
 
 static ts_status run_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, void *state, int frame,
