@@ -72,6 +72,7 @@ struct ts_sand {
     size_t n, cap;
     double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz, *r, *vol, *m;
     double *fx, *fy, *fz, *tx, *ty, *tz;
+    double *inv_m;               /* 1 / m, refreshed with the grid each step */
     uint32_t *id;
     uint8_t *flags;
     uint8_t *supported;          /* the last force pass found a DE under this one */
@@ -159,7 +160,7 @@ static ts_status grow_elements(ts_sand *s, size_t need, ts_error *err)
     if (cap > (size_t)s->p.max_elements)
         cap = (size_t)s->p.max_elements;
     double **d[] = {&s->x, &s->y, &s->z, &s->vx, &s->vy, &s->vz, &s->wx, &s->wy, &s->wz, &s->r, &s->vol, &s->m,
-                    &s->fx, &s->fy, &s->fz, &s->tx, &s->ty, &s->tz};
+                    &s->fx, &s->fy, &s->fz, &s->tx, &s->ty, &s->tz, &s->inv_m};
     int ok = 1;
     for (size_t k = 0; k < sizeof d / sizeof *d; k++) {
         double *q = realloc(*d[k], cap * sizeof **d[k]);
@@ -373,7 +374,7 @@ void ts_sand_destroy(ts_sand *s)
     }
     free(s->objects);
     void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch, s->x, s->y, s->z, s->vx, s->vy,
-                   s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m, s->fx, s->fy, s->fz, s->tx, s->ty, s->tz, s->id,
+                   s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m, s->fx, s->fy, s->fz, s->tx, s->ty, s->tz, s->inv_m, s->id,
                    s->flags, s->supported, s->reaction, s->gx, s->gy, s->gz, s->cx, s->cy, s->cz, s->cp,
                    s->sort_scratch};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
@@ -846,7 +847,7 @@ static void source_force(ts_sand *s, size_t i, int k, const span_source *src, do
     ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
     ts_vec3 v_c = ts_contact_velocity(v_i, w_i, r, v_obj, ts_v3(0, 0, 0), 0.0, u_n);
     double inv_obj = ob && !ob->body.keyframed ? ob->body.rb.inv_mass : 0.0;
-    double m_eff = ts_effective_mass(1.0 / s->m[i], inv_obj);
+    double m_eff = ts_effective_mass(s->inv_m[i], inv_obj);
     ts_vec3 d_t = source_history(&s->c, i, k);
     ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
     ef->F = ts_v3_add(ef->F, res.force);
@@ -900,7 +901,7 @@ static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *nex
                     hint = h + 1 < old_count ? h + 1 : 0;
                     break;
                 }
-            double m_eff = ts_effective_mass(1.0 / s->m[i], 1.0 / s->m[j]);   /* eq. A-11 */
+            double m_eff = ts_effective_mass(s->inv_m[i], s->inv_m[j]);       /* eq. A-11 */
             ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
             ef->F = ts_v3_add(ef->F, res.force);
             ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), ri));
@@ -1243,6 +1244,7 @@ static ts_status build_grid(ts_sand *s, ts_error *err)
     double r_max = s->p.element_radius;
     for (size_t i = 0; i < s->n; i++) {
         s->gx[i] = (float)s->x[i], s->gy[i] = (float)s->y[i], s->gz[i] = (float)s->z[i];
+        s->inv_m[i] = 1.0 / s->m[i];
         if (s->r[i] > r_max)
             r_max = s->r[i];
     }
