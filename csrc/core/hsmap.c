@@ -13,15 +13,6 @@
 #define RAY_OFFSET_X 0.0001234
 #define RAY_OFFSET_Y 0.0002345
 
-int ts_columns_index(const ts_columns *g, double x, double y, int *i, int *j)
-{
-    double fx = floor((x - g->x0) / g->cell), fy = floor((y - g->y0) / g->cell);
-    int inside = fx >= 0 && fy >= 0 && fx < g->nx && fy < g->ny;
-    *i = fx < 0 ? 0 : (fx >= g->nx ? g->nx - 1 : (int)fx);
-    *j = fy < 0 ? 0 : (fy >= g->ny ? g->ny - 1 : (int)fy);
-    return inside; /* NaN compares false: column (0, 0), outside */
-}
-
 void ts_hsmap_init(ts_hsmap *m)
 {
     memset(m, 0, sizeof *m);

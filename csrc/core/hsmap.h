@@ -13,6 +13,7 @@
 #define TSUBU_HSMAP_H
 
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "status.h"
@@ -24,8 +25,16 @@ typedef struct ts_columns {
     int nx, ny;
 } ts_columns;
 
-/* Column of a point; returns 0 (and clamps) when it lies outside the grid. */
-int ts_columns_index(const ts_columns *g, double x, double y, int *i, int *j);
+/* Column of a point; returns 0 (and clamps) when it lies outside the grid.
+ * Inline: the sand force pass asks it several times per DE and step. */
+static inline int ts_columns_index(const ts_columns *g, double x, double y, int *i, int *j)
+{
+    double fx = floor((x - g->x0) / g->cell), fy = floor((y - g->y0) / g->cell);
+    int inside = fx >= 0 && fy >= 0 && fx < g->nx && fy < g->ny;
+    *i = fx < 0 ? 0 : (fx >= g->nx ? g->nx - 1 : (int)fx);
+    *j = fy < 0 ? 0 : (fy >= g->ny ? g->ny - 1 : (int)fy);
+    return inside; /* NaN compares false: column (0, 0), outside */
+}
 
 typedef struct ts_span {
     double bottom, top;

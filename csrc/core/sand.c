@@ -831,6 +831,15 @@ typedef struct staged_contacts {
     ts_vec3 source_d_t[SOURCE_SLOTS];
 } staged_contacts;
 
+/* Can a DE at p touch an object's span map at all? span_contact looks at
+ * the DE's column and the eight around it. */
+static int map_within_reach(const ts_hsmap *m, const ts_columns *cols, ts_vec3 p)
+{
+    int ci, cj;
+    ts_columns_index(cols, p.x, p.y, &ci, &cj);
+    return ci + 1 >= m->i0 && ci - 1 < m->i0 + m->nx && cj + 1 >= m->j0 && cj - 1 < m->j0 + m->ny;
+}
+
 /* Contact of DE i with one source (object k, or the bed when k = n_objects). */
 static void source_force(ts_sand *s, size_t i, int k, const span_source *src, double dt, staged_contacts *next,
                          element_force *ef)
@@ -840,10 +849,10 @@ static void source_force(ts_sand *s, size_t i, int k, const span_source *src, do
     ts_vec3 u_n;
     double *reaction = s->reaction + (i * (s->n_objects + 1) + (size_t)k) * 6;
     memset(reaction, 0, 6 * sizeof *reaction);
-    if (!span_contact(src, p, r, &d_n, &u_n))
+    const object *ob = k < (int)s->n_objects ? &s->objects[k] : NULL;
+    if ((ob && !map_within_reach(&ob->map, &s->cols, p)) || !span_contact(src, p, r, &d_n, &u_n))
         return;
     ts_vec3 point = ts_v3_add(p, ts_v3_scale(u_n, r - 0.5 * d_n));
-    const object *ob = k < (int)s->n_objects ? &s->objects[k] : NULL;
     ts_vec3 v_obj = ob ? object_velocity(s, ob, point) : ts_v3(0, 0, 0);
     ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
     ts_vec3 v_c = ts_contact_velocity(v_i, w_i, r, v_obj, ts_v3(0, 0, 0), 0.0, u_n);
