@@ -41,6 +41,11 @@ def register_runner(effect, runner):
     RUNNERS[effect] = runner
 
 
+# Wall-clock seconds between the solver's checkpoints (the first and last frame always get one).
+# A resume starts from the last checkpoint and bakes the frames after it again, to the same bytes.
+CHECKPOINT_SECONDS = 30.0
+
+
 def core_runner(streams, solver_input, core_bake):
     """The Runner of an effect whose solver is a _core.<effect>_bake function taking
     (settings, objects) from solver_input(description) and the frame loop's arguments."""
@@ -51,7 +56,8 @@ def core_runner(streams, solver_input, core_bake):
             return report(Progress(frame, start, end, fraction))
 
         return core_bake(settings, objects, cache.folder, desc.frame_start, desc.frame_end, desc.fps,
-                         first_frame=first_frame, max_substeps=desc.parameters["max_substeps"], progress=progress)
+                         first_frame=first_frame, max_substeps=desc.parameters["max_substeps"], progress=progress,
+                         checkpoint_seconds=CHECKPOINT_SECONDS)
     return Runner(streams=streams, run=run)
 
 
@@ -88,9 +94,11 @@ def bake(description, cache_dir, progress=None, resume=False):
         if m["effect"] != description.effect or m.get("scene_digest") != digest:
             raise ValidationError([f"{cache.folder} holds a bake of a different scene or different settings; "
                                    "bake from the start instead of resuming"], "resume")
-        last = cache.last_whole_frame()
-        if last is not None and os.path.isfile(os.path.join(cache.folder, "state", "checkpoint.tspf")):
-            first = last
+        # from the checkpoint, which may be a few frames behind the outputs (the solvers write one
+        # about every half minute): the frames after it are baked again, to the same bytes
+        last, saved = cache.last_whole_frame(), cache.checkpoint_frame()
+        if last is not None and saved is not None:
+            first = min(last, saved)
         if first == description.frame_end and m["status"] == "complete":
             return cache
         if first == description.frame_start:

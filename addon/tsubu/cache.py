@@ -17,6 +17,7 @@ is on disk is whole; the manifest's status says whether the bake finished.
 """
 import os
 import shutil
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,6 +153,19 @@ class Cache:
                 raise CorruptFileError(f"{self.path(stream, frame)}: object id {body} is not in the manifest")
             out[names[body]] = matrix_from(f["position"][i], f["rotation"][i])
         return out
+
+    def checkpoint_frame(self):
+        """The frame whose solver state state/checkpoint.tspf holds, None without one (its header
+        only: the state itself is checked when a resume reads it)."""
+        path = os.path.join(self.folder, "state", "checkpoint.tspf")
+        try:
+            with open(path, "rb") as f:
+                head = f.read(28)
+        except OSError:
+            return None
+        if len(head) < 28 or head[:8] != b"\x89TSUBU\r\n":
+            return None
+        return struct.unpack_from("<i", head, 24)[0]
 
     def last_whole_frame(self):
         """The frame every stream has reached (None if none): where a resume starts."""

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define WRITER_QUEUE_DEPTH 2
 
@@ -96,17 +97,33 @@ ts_status ts_frame_loop_validate(const ts_frame_loop *loop, ts_error *err)
         return ts_fail(err, TS_ERR_INVALID, "compression_level must be 0-9 (got %d)", loop->compression_level);
     if (!loop->cache_dir || !loop->cache_dir[0])
         return ts_fail(err, TS_ERR_INVALID, "no cache folder given");
+    if (!(loop->checkpoint_seconds >= 0.0) || !isfinite(loop->checkpoint_seconds))
+        return ts_fail(err, TS_ERR_INVALID, "checkpoint_seconds must be a finite number >= 0 (got %g)",
+                       loop->checkpoint_seconds);
     return TS_OK;
 }
 
-/* Outputs first, then the checkpoint: the writer keeps queue order. */
+static double wall_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Outputs first, then the checkpoint if one is due: the writer keeps queue order. */
 static ts_status emit_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, void *state,
-                            ts_cache_writer *writer, int frame, ts_error *err)
+                            ts_cache_writer *writer, int frame, double *last_checkpoint, ts_error *err)
 {
     ts_frame_output out = {loop->cache_dir, writer, frame, (frame - loop->frame_start) / loop->fps};
     ts_status st = ops->write_frame(state, &out, err);
     if (st != TS_OK)
         return st;
+    double now = wall_seconds();
+    int due = frame == loop->frame_start || frame == loop->frame_end || *last_checkpoint < 0.0 ||
+              now - *last_checkpoint >= loop->checkpoint_seconds;
+    if (!due)
+        return TS_OK;
+    *last_checkpoint = now;
     ts_frame checkpoint;
     ts_frame_init(&checkpoint, frame, out.time, 0);
     if ((st = ops->save_state(state, &checkpoint, err)) != TS_OK)
@@ -176,12 +193,13 @@ ts_status ts_run_frames(const ts_frame_loop *loop, const ts_solver_ops *ops, voi
     ts_cache_writer *writer;
     if ((st = ts_cache_writer_open(&writer, WRITER_QUEUE_DEPTH, loop->compression_level, err)) != TS_OK)
         return st;
+    double last_checkpoint = first_frame == loop->frame_start ? -1.0 : wall_seconds(); /* resumed: one on disk */
     if (first_frame == loop->frame_start)
-        st = name_frame(emit_frame(loop, ops, state, writer, first_frame, err), first_frame, err);
+        st = name_frame(emit_frame(loop, ops, state, writer, first_frame, &last_checkpoint, err), first_frame, err);
     for (int frame = first_frame; st == TS_OK && frame < loop->frame_end; frame++) {
         st = name_frame(run_frame(loop, ops, state, frame, err), frame + 1, err);
         if (st == TS_OK)
-            st = name_frame(emit_frame(loop, ops, state, writer, frame + 1, err), frame + 1, err);
+            st = name_frame(emit_frame(loop, ops, state, writer, frame + 1, &last_checkpoint, err), frame + 1, err);
     }
     /* whatever happened, everything queued so far is finished writing */
     ts_error close_err;

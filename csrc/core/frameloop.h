@@ -63,7 +63,17 @@ typedef struct ts_frame_loop {
     int compression_level;       /* zlib 0..9 */
     ts_progress_fn progress;
     void *progress_user;
+    /* Wall-clock seconds between checkpoints (0: after every frame). The
+     * first and the last frame always get one. A resume starts from the
+     * checkpoint and bakes the frames after it again - the same bytes, since
+     * bakes are deterministic - so a longer interval costs only time on
+     * resume, while writing the full state of a large scene every frame can
+     * take as long as simulating it. */
+    double checkpoint_seconds;
 } ts_frame_loop;
+
+/* What the bindings use: a checkpoint about every half minute. */
+#define TS_CHECKPOINT_SECONDS 30.0
 
 /* Check the loop's settings; messages name the setting. */
 ts_status ts_frame_loop_validate(const ts_frame_loop *loop, ts_error *err);

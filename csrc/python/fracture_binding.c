@@ -1,7 +1,8 @@
 /* fracture_binding.c - the fracture solver from Python:
  *
  *   fracture_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start,
- *                 max_substeps=2000, progress=None, compression=1) -> stats
+ *                 max_substeps=2000, progress=None, compression=1,
+ *             checkpoint_seconds=30) -> stats
  *
  * settings: dict with the fields of ts_fracture_params; objects: list of
  * dicts (name, role 0 breakable / 1 projectile / 2 obstacle, vertices (N,3)
@@ -133,7 +134,7 @@ static PyObject *fracture_bake(PyObject *self, PyObject *args, PyObject *kw)
 PyMethodDef tsubu_fracture_methods[] = {
     {"fracture_bake", (PyCFunction)(void (*)(void))fracture_bake, METH_VARARGS | METH_KEYWORDS,
      "fracture_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
-     "max_substeps=2000, progress=None, compression=1) -> stats dict\n\nBake the fracture effect (see "
+     "max_substeps=2000, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the fracture effect (see "
      "tsubu/effects/fracture.py, which builds the arguments from a scene description)."},
     {NULL, NULL, 0, NULL},
 };

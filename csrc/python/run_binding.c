@@ -36,7 +36,7 @@ int tsubu_run_solver(const ts_solver_ops *ops, void *state, const tsubu_run_args
 {
     progress_ctx ctx = {a->progress ? a->progress : Py_None, 0, NULL, NULL, NULL};
     ts_frame_loop loop = {a->frame_start, a->frame_end, a->fps, a->max_substeps, PyBytes_AS_STRING(a->cache_dir),
-                          a->compression, call_progress, &ctx};
+                          a->compression, call_progress, &ctx, a->checkpoint_seconds};
     ts_error err;
     ts_error_clear(&err);
     ts_status st;
@@ -186,12 +186,13 @@ ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const 
 PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
-                            "max_substeps", "progress", "compression", NULL};
+                            "max_substeps", "progress", "compression", "checkpoint_seconds", NULL};
     PyObject *settings, *objects;
-    tsubu_run_args a = {NULL, 0, 0, -1, b->default_max_substeps, 1, 24.0, Py_None};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOi", names, &PyDict_Type, &settings, &PyList_Type,
+    tsubu_run_args a = {NULL, 0, 0, -1, b->default_max_substeps, 1, 24.0, Py_None, TS_CHECKPOINT_SECONDS};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOid", names, &PyDict_Type, &settings, &PyList_Type,
                                      &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
-                                     &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression))
+                                     &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression,
+                                     &a.checkpoint_seconds))
         return NULL;
     if (a.first_frame < 0)
         a.first_frame = a.frame_start;

@@ -15,6 +15,7 @@ typedef struct tsubu_run_args {
     int frame_start, frame_end, first_frame, max_substeps, compression;
     double fps;
     PyObject *progress;        /* callable or None */
+    double checkpoint_seconds; /* see ts_frame_loop */
 } tsubu_run_args;
 
 /* Run ops on state; returns 0 on success, -1 with a Python exception set. */

@@ -1,7 +1,8 @@
 /* sand_binding.c - the sand solver from Python:
  *
  *   sand_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start,
- *             max_substeps=1000, progress=None, compression=1) -> stats
+ *             max_substeps=1000, progress=None, compression=1,
+ *             checkpoint_seconds=30) -> stats
  *
  * settings: dict with the fields of ts_sand_params; objects: list of dicts
  * (name, role 0 bed / 1 object, vertices (N,3) float32 world at frame_start,
@@ -100,7 +101,7 @@ static PyObject *sand_bake(PyObject *self, PyObject *args, PyObject *kw)
 PyMethodDef tsubu_sand_methods[] = {
     {"sand_bake", (PyCFunction)(void (*)(void))sand_bake, METH_VARARGS | METH_KEYWORDS,
      "sand_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
-     "max_substeps=1000, progress=None, compression=1) -> stats dict\n\nBake the sand effect (see "
+     "max_substeps=1000, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the sand effect (see "
      "tsubu/effects/sand.py, which builds the arguments from a scene description)."},
     {NULL, NULL, 0, NULL},
 };

@@ -1,7 +1,8 @@
 /* water_binding.c - the water solver from Python:
  *
  *   water_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start,
- *              max_substeps=400, progress=None, compression=1) -> stats
+ *              max_substeps=400, progress=None, compression=1,
+ *             checkpoint_seconds=30) -> stats
  *
  * settings: dict with the fields of ts_water_params; objects: list of dicts
  * (name, role 0-3, vertices (N,3) float32 world at frame_start, triangles
@@ -109,7 +110,7 @@ static PyObject *water_bake(PyObject *self, PyObject *args, PyObject *kw)
 PyMethodDef tsubu_water_methods[] = {
     {"water_bake", (PyCFunction)(void (*)(void))water_bake, METH_VARARGS | METH_KEYWORDS,
      "water_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
-     "max_substeps=400, progress=None, compression=1) -> stats dict\n\nBake the water effect (see "
+     "max_substeps=400, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the water effect (see "
      "tsubu/effects/water.py, which builds the arguments from a scene description)."},
     {NULL, NULL, 0, NULL},
 };

@@ -1,8 +1,9 @@
 /* test_frameloop.c - the shared frame loop with a toy solver (a ballistic
  * point): frames end exactly on their times, substeps obey the solver's
  * stable step and the user's maximum, cancelling leaves whole frames and a
- * checkpoint, and resuming from that checkpoint gives the same bytes as an
- * uninterrupted bake. */
+ * checkpoint, resuming from that checkpoint gives the same bytes as an
+ * uninterrupted bake, and a checkpoint interval leaves the state of the
+ * first and last frames only. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ static int count_substeps(void *user, const ts_progress *p)
 
 static ts_frame_loop make_loop(const char *dir, ballistic *b)
 {
-    ts_frame_loop loop = {1, 11, 24.0, 1000, dir, 3, count_substeps, b};
+    ts_frame_loop loop = {1, 11, 24.0, 1000, dir, 3, count_substeps, b, 0.0};
     return loop;
 }
 
@@ -154,6 +155,40 @@ static void test_cancel_and_resume(void)
     remove_tree(part);
 }
 
+static int checkpoint_frame(const char *dir)
+{
+    char path[256];
+    ts_frame cp;
+    ts_error err;
+    CHECK(ts_checkpoint_path(path, sizeof path, dir, &err) == TS_OK);
+    CHECK(ts_frame_read(path, &cp, &err) == TS_OK);
+    int frame = (int)cp.frame;
+    ts_frame_free(&cp);
+    return frame;
+}
+
+/* With a long interval only the first and the last frame get a checkpoint. */
+static void test_checkpoint_interval(void)
+{
+    char dir[] = "/tmp/tsubu-loop-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    ts_error err;
+    ballistic b = {{10, 20}, {0, 1}, 0, 0.01, 0, 14, 0}; /* cancelled inside frame 4 */
+    ts_frame_loop loop = make_loop(dir, &b);
+    loop.checkpoint_seconds = 1e9;
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_ERR_CANCELLED);
+    float z[2];
+    read_z(dir, 3, z);
+    CHECK(!isnan(z[0]));               /* frames 1-3 are written ... */
+    CHECK(checkpoint_frame(dir) == 1); /* ... the state only at the first */
+    ballistic whole = {{10, 20}, {0, 1}, 0, 0.01, 0, 0, 0};
+    loop = make_loop(dir, &whole);
+    loop.checkpoint_seconds = 1e9;
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &whole, 1, &err) == TS_OK);
+    CHECK(checkpoint_frame(dir) == 11);
+    remove_tree(dir);
+}
+
 static void test_bad_settings_named(void)
 {
     ballistic b = {{0, 0}, {0, 0}, 0, 0.01, 0, 0, 0};
@@ -167,6 +202,10 @@ static void test_bad_settings_named(void)
     loop = make_loop("/tmp", &b);
     loop.max_substeps = 0;
     CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_ERR_INVALID && strstr(err.message, "max_substeps"));
+    loop = make_loop("/tmp", &b);
+    loop.checkpoint_seconds = -1.0;
+    CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_ERR_INVALID &&
+          strstr(err.message, "checkpoint_seconds"));
     CHECK(b.steps == 0);
 }
 
@@ -198,6 +237,7 @@ static void test_blow_up_names_frame(void)
 const test_case frameloop_tests[] = {
     {"frameloop/exact_frame_times_and_substeps", test_exact_frame_times},
     {"frameloop/cancel_then_resume_identical", test_cancel_and_resume},
+    {"frameloop/checkpoint_interval", test_checkpoint_interval},
     {"frameloop/bad_settings_named", test_bad_settings_named},
     {"frameloop/blow_up_names_frame", test_blow_up_names_frame},
     {0, 0},

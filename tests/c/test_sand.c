@@ -133,7 +133,7 @@ static void small_drop_conserves_volume(void)
     CHECK(ts_sand_create(&s, &p, objects, 2, &err) == TS_OK);
     char dir[] = "/tmp/tsubu-sand-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    ts_frame_loop loop = {1, 12, 24.0, 100, dir, 1, NULL, NULL};
+    ts_frame_loop loop = {1, 12, 24.0, 100, dir, 1, NULL, NULL, 0.0};
     CHECK(ts_run_frames(&loop, &ts_sand_ops, s, 1, &err) == TS_OK);
     ts_sand_stats st;
     ts_sand_get_stats(s, &st);

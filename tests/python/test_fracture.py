@@ -101,13 +101,13 @@ def test_one_or_two_threads_give_the_same_bytes(tmp_path):
     assert_same_bytes_with_one_or_two_threads(tmp_path / "b", code, ["elements", "debris"], [6])
 
 
-def test_resume_matches_an_uninterrupted_bake(tmp_path):
+def test_resume_matches_an_uninterrupted_bake(tmp_path, checkpoint_every_frame):
     scene = lambda: wall(10, shots=((0.0, 0.7, 2),), element_count=300)  # noqa: E731
     whole = tsubu.bake(scene(), str(tmp_path / "whole"))
     folder = str(tmp_path / "part")
     with pytest.raises(tsubu.CancelledError):
         tsubu.bake(scene(), folder, progress=lambda p: p.frame >= 6)
-    assert tsubu.Cache(folder).last_whole_frame() == 5
+    assert tsubu.Cache(folder).last_whole_frame() == 5 and tsubu.Cache(folder).checkpoint_frame() == 5
     part = tsubu.bake(scene(), folder, resume=True)
     for f in range(1, 11):
         for stream in ("elements", "debris"):

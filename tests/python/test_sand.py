@@ -86,17 +86,39 @@ def test_same_bytes_with_one_or_two_threads(tmp_path):
     assert_same_bytes_with_one_or_two_threads(tmp_path, "from sand_scenes import drop\nd = drop(200, frames=14)", ("ground", "grains", "rigid"), range(1, 15))
 
 
-def test_resume_matches_an_uninterrupted_bake(tmp_path):
+def test_resume_matches_an_uninterrupted_bake(tmp_path, checkpoint_every_frame):
     whole = tsubu.bake(drop(200, frames=14), str(tmp_path / "whole"))
     folder = str(tmp_path / "part")
     with pytest.raises(tsubu.CancelledError):
         tsubu.bake(drop(200, frames=14), folder, progress=lambda p: p.frame >= 9)
-    assert tsubu.Cache(folder).last_whole_frame() == 8
+    assert tsubu.Cache(folder).last_whole_frame() == 8 and tsubu.Cache(folder).checkpoint_frame() == 8
     part = tsubu.bake(drop(200, frames=14), folder, resume=True)
     for f in range(1, 15):
         assert np.array_equal(whole.read_heights("ground", f), part.read_heights("ground", f)), f
         a, b = whole.read_particles("grains", f), part.read_particles("grains", f)
         assert np.array_equal(a["position"], b["position"]) and np.array_equal(a["id"], b["id"]), f
+
+
+def test_resume_from_a_checkpoint_behind_the_frames(tmp_path, monkeypatch):
+    """Real bakes save the state about every 30 s, so a cancelled bake's frames can run past its
+    checkpoint: a resume goes back to the checkpoint and bakes those frames again, the same."""
+    whole = tsubu.bake(drop(200, frames=14), str(tmp_path / "whole"))
+    folder = str(tmp_path / "part")
+    monkeypatch.setattr(tsubu.baking, "CHECKPOINT_SECONDS", 0.0)
+    with pytest.raises(tsubu.CancelledError):
+        tsubu.bake(drop(200, frames=14), folder, progress=lambda p: p.frame >= 6)
+    monkeypatch.setattr(tsubu.baking, "CHECKPOINT_SECONDS", 1e9)
+    with pytest.raises(tsubu.CancelledError):
+        tsubu.bake(drop(200, frames=14), folder, resume=True, progress=lambda p: p.frame >= 11)
+    cache = tsubu.Cache(folder)
+    assert cache.last_whole_frame() == 10 and cache.checkpoint_frame() == 5
+    tsubu.bake(drop(200, frames=14), folder, resume=True)
+    assert cache.checkpoint_frame() == 14
+    for stream in ("ground", "grains", "rigid"):
+        for f in range(1, 15):
+            name = os.path.join(stream, f"{stream}_{f:06d}.tspf")
+            with open(os.path.join(whole.folder, name), "rb") as a, open(os.path.join(folder, name), "rb") as b:
+                assert a.read() == b.read(), name
 
 
 def test_bad_scenes_are_refused_before_baking(tmp_path):

@@ -107,7 +107,7 @@ def test_same_bytes_with_one_or_two_threads(tmp_path):
         "d.parameters['write_surface'] = True"), ("fluid", "rigid"), range(1, 7))
 
 
-def test_resume_matches_an_uninterrupted_bake(tmp_path):
+def test_resume_matches_an_uninterrupted_bake(tmp_path, checkpoint_every_frame):
     extra = [obj("Crate", "rigid", (0.1, 0.1, 0.45), (0.3, 0.3, 0.55), density=400.0)]
     whole = bake(tank(10, extra=extra), tmp_path, "whole")
     folder = str(tmp_path / "part")
@@ -115,6 +115,7 @@ def test_resume_matches_an_uninterrupted_bake(tmp_path):
         tsubu.bake(tank(10, extra=extra), folder, progress=lambda p: p.frame >= 6)
     part = tsubu.Cache(folder)
     assert part.manifest()["status"] == "cancelled" and part.last_whole_frame() == 5
+    assert part.checkpoint_frame() == 5
     tsubu.bake(tank(10, extra=extra), folder, resume=True)
     for f in range(1, 11):
         a, b = whole.read_particles("fluid", f), part.read_particles("fluid", f)

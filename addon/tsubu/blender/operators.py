@@ -109,7 +109,7 @@ class TSUBU_OT_bake(bpy.types.Operator):
     """Bake the effect of the active domain into its cache folder (Esc cancels; frames already written stay)"""
     bl_idname = "tsubu.bake"
     bl_label = "Bake"
-    resume: BoolProperty(name="Resume", default=False, description="Continue from the last whole frame")
+    resume: BoolProperty(name="Resume", default=False, description="Continue from the last checkpoint (the state is saved about every 30 s of baking)")
 
     _running = {}  # domain name -> BakeJob
 
