@@ -6,7 +6,8 @@
  * the force pass is a pure gather: same result for any thread count), the objects (rigid
  * bodies or keyframed) with their span maps.
  *
- * One step:  objects' span maps -> neighbour grid -> forces (parallel, gather)
+ * One step:  objects' span maps -> neighbour grid (at a frame's first step
+ *            the DEs are put in its cell order) -> forces (parallel, gather)
  *            -> integrate DEs (parallel) and objects -> landing of airborne
  *            grains, edges, region growth, splitting (serial, in index order).
  */
@@ -81,7 +82,7 @@ struct ts_sand {
     double *reaction;            /* per DE and object: force xyz, point xyz (serial sum after the pass) */
     float *gx, *gy, *gz;         /* float positions for the grid */
     float *cx, *cy, *cz;         /* the same in the grid's cell order: contiguous candidates */
-    void *sort_scratch;          /* one per-DE array at a time, while the DEs are put in cell order */
+    char *sort_scratch;          /* SORT_CHUNK bytes per DE, while the DEs are put in cell order */
     size_t sort_scratch_size;
     int sort_pending;            /* put the DEs in cell order at the next step (the first of a frame) */
     ts_grid grid;                /* cells of 2 r_max, built before each force pass */
@@ -1270,14 +1271,20 @@ static ts_status build_grid(ts_sand *s, ts_error *err)
     return TS_OK;
 }
 
-/* Rows of `width` bytes into the grid's cell order, through the scratch. */
-static void permute_rows(void *rows, size_t width, const uint32_t *order, size_t n, void *scratch)
+#define SORT_CHUNK 64 /* bytes of each row moved per pass: a cache line, and a scratch of 64 bytes per DE */
+
+/* Rows of `width` bytes into the grid's cell order, SORT_CHUNK bytes of
+ * every row at a time through the scratch. */
+static void permute_rows(void *rows, size_t width, const uint32_t *order, size_t n, char *scratch)
 {
-    char *out = scratch;
-    const char *in = rows;
-    for (size_t k = 0; k < n; k++)
-        memcpy(out + k * width, in + (size_t)order[k] * width, width);
-    memcpy(rows, scratch, n * width);
+    char *base = rows;
+    for (size_t at = 0; at < width; at += SORT_CHUNK) {
+        size_t part = width - at < SORT_CHUNK ? width - at : SORT_CHUNK;
+        for (size_t k = 0; k < n; k++)
+            memcpy(scratch + k * part, base + (size_t)order[k] * width + at, part);
+        for (size_t k = 0; k < n; k++)
+            memcpy(base + k * width + at, scratch + k * part, part);
+    }
 }
 
 /* Put the DEs, with their contact histories, in the order of the grid's
@@ -1287,13 +1294,12 @@ static void permute_rows(void *rows, size_t width, const uint32_t *order, size_t
  * checkpoint holds, so a resumed bake stays exact); the grid is rebuilt. */
 static ts_status sort_into_cells(ts_sand *s, ts_error *err)
 {
-    const size_t widest = MAX_CONTACTS * 3 * sizeof *s->c.d_t;
-    if (s->sort_scratch_size < s->cap * widest) {
-        void *grown = realloc(s->sort_scratch, s->cap * widest);
+    if (s->sort_scratch_size < s->cap * SORT_CHUNK) {
+        char *grown = realloc(s->sort_scratch, s->cap * SORT_CHUNK);
         if (!grown)
             return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory sorting %zu distinct elements", s->n);
         s->sort_scratch = grown;
-        s->sort_scratch_size = s->cap * widest;
+        s->sort_scratch_size = s->cap * SORT_CHUNK;
     }
     const uint32_t *order = s->grid.sorted;
     double *columns[] = {s->x, s->y, s->z, s->vx, s->vy, s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m};
