@@ -37,9 +37,14 @@
 
 #define NEIGHBOUR_LIST 64
 #define NEIGHBOUR_OVERFLOW 255
-/* Verlet lists hold the fluid within h (1 + VERLET_SKIN) and serve until some
- * particle has moved half the skin: about 2x the neighbours, but no search. */
-#define VERLET_SKIN 0.25f
+/* Verlet lists hold the fluid within h + skin and serve until some particle
+ * has moved half the skin. The skin is chosen at each build for the lists to
+ * last about VERLET_STEPS steps at the fastest particle's speed, within
+ * [SKIN_MIN, SKIN_MAX] h: a calm liquid keeps short lists (h/10: a third more
+ * entries than the neighbours), a fast one longer lists rebuilt less often. */
+#define VERLET_STEPS 4.0
+#define SKIN_MIN 0.1f
+#define SKIN_MAX 0.25f
 #define BODY_RESTITUTION 0.1
 #define BODY_FRICTION 0.4
 #define CONTACT_ITERATIONS 4
@@ -457,7 +462,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     w->p = *p;
     w->spacing = (float)(2.0 * p->particle_radius);
     w->h = 2.0f * w->spacing;          /* about 33 neighbours in radius */
-    w->skin = VERLET_SKIN * w->h;
+    w->skin = SKIN_MIN * w->h;
     w->lists_stale = 1;
     w->r_contact = 0.5f * w->spacing;  /* how close a particle may come to a wall */
     ts_kernels_init(&w->k, w->h);
@@ -713,6 +718,12 @@ static uint32_t verlet_neighbours(const ts_water *w, size_t i, uint32_t *list)
  * build every particle's Verlet list (count, offsets, fill). */
 static ts_status build_lists(ts_water *w, ts_error *err)
 {
+    /* the distance of VERLET_STEPS steps of the CFL limit at the top speed, twice (the lists serve
+     * until a particle has moved half the skin); from v_max alone, which a restore recomputes, so a
+     * resumed bake builds the same lists */
+    double c = ts_sph_sound_speed(&w->eos), step = w->p.cfl_number * w->h / (c + w->v_max + 1e-9);
+    double skin = 2.0 * VERLET_STEPS * w->v_max * step / w->h;
+    w->skin = w->h * (float)(skin < SKIN_MIN ? SKIN_MIN : (skin > SKIN_MAX ? SKIN_MAX : skin));
     ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, 0.5f * (w->h + w->skin), w->domain, err);
     if (st != TS_OK)
         return st;
