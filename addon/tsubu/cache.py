@@ -168,7 +168,8 @@ class Cache:
         return struct.unpack_from("<i", head, 24)[0]
 
     def last_whole_frame(self):
-        """The frame every stream has reached (None if none): where a resume starts."""
+        """The frame every stream has reached (None if none); a resume starts at this or at the
+        checkpoint's frame, whichever is earlier."""
         m = self.manifest()
         last = None
         for stream, desc in m["streams"].items():

@@ -119,7 +119,7 @@ static ts_status emit_frame(const ts_frame_loop *loop, const ts_solver_ops *ops,
     if (st != TS_OK)
         return st;
     double now = wall_seconds();
-    int due = frame == loop->frame_start || frame == loop->frame_end || *last_checkpoint < 0.0 ||
+    int due = frame == loop->frame_start || frame == loop->frame_end ||
               now - *last_checkpoint >= loop->checkpoint_seconds;
     if (!due)
         return TS_OK;
@@ -193,7 +193,7 @@ ts_status ts_run_frames(const ts_frame_loop *loop, const ts_solver_ops *ops, voi
     ts_cache_writer *writer;
     if ((st = ts_cache_writer_open(&writer, WRITER_QUEUE_DEPTH, loop->compression_level, err)) != TS_OK)
         return st;
-    double last_checkpoint = first_frame == loop->frame_start ? -1.0 : wall_seconds(); /* resumed: one on disk */
+    double last_checkpoint = wall_seconds(); /* a new bake writes one at frame_start; a resumed one has it */
     if (first_frame == loop->frame_start)
         st = name_frame(emit_frame(loop, ops, state, writer, first_frame, &last_checkpoint, err), first_frame, err);
     for (int frame = first_frame; st == TS_OK && frame < loop->frame_end; frame++) {

@@ -8,10 +8,6 @@
 /* Cells per particle beyond which the grid coarsens instead of growing. */
 #define MAX_CELLS_PER_PARTICLE 8
 #define MIN_CELL_BUDGET 4096
-/* Below this many particles the grid's light loops run on one thread: waking
- * a second costs tens of microseconds, more than they take (measured on 2
- * virtual cores). */
-#define PARALLEL_MIN 65536
 
 void ts_grid_init(ts_grid *g)
 {
@@ -130,7 +126,7 @@ ts_status ts_grid_build(ts_grid *g, const float *x, const float *y, const float 
     g->count = n;
 
     const int dx = g->dims[0], dxy = g->dims[0] * g->dims[1];
-    #pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN)
+    #pragma omp parallel for schedule(static) if (n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
         int c[3];
         ts_grid_cell_coords(g, x[i], y[i], z[i], c);
@@ -232,14 +228,14 @@ void ts_grid_ranges_within(const ts_grid *g, float px, float py, float pz, float
 
 void ts_grid_permute_f32(const ts_grid *g, const float *in, float *out)
 {
-    #pragma omp parallel for schedule(static) if (g->count >= PARALLEL_MIN)
+    #pragma omp parallel for schedule(static) if (g->count >= TS_PARALLEL_MIN)
     for (size_t k = 0; k < g->count; k++)
         out[k] = in[g->sorted[k]];
 }
 
 void ts_grid_permute_u32(const ts_grid *g, const uint32_t *in, uint32_t *out)
 {
-    #pragma omp parallel for schedule(static) if (g->count >= PARALLEL_MIN)
+    #pragma omp parallel for schedule(static) if (g->count >= TS_PARALLEL_MIN)
     for (size_t k = 0; k < g->count; k++)
         out[k] = in[g->sorted[k]];
 }

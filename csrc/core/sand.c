@@ -35,7 +35,6 @@
 #define MAX_SPAN_HITS 32     /* span contacts averaged per DE and source */
 #define GROW_RADIUS 2        /* columns added around a DE that pushes the region's edge */
 #define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
-#define PARALLEL_MIN 65536    /* DEs below which a light loop runs on one thread (see grid.c) */
 #define FLAG_AIRBORNE 1u
 #define FLAG_SPLIT 2u       /* chosen to spatter in this step's scan */
 
@@ -972,7 +971,7 @@ static void integrate_elements(ts_sand *s, double dt)
 {
     const double g = ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
     const double rest_force = s->p.rest_force * (g > 0 ? g : 1.0), rest_speed2 = s->p.rest_speed * s->p.rest_speed;
-    #pragma omp parallel for schedule(static) if (s->n >= PARALLEL_MIN)
+    #pragma omp parallel for schedule(static) if (s->n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < s->n; i++) {
         double F2 = s->fx[i] * s->fx[i] + s->fy[i] * s->fy[i] + s->fz[i] * s->fz[i];
         double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];

@@ -786,8 +786,8 @@ static inline int near_rigid(const ts_water *w, float x, float y, float z)
  * squared distances. Branch-free, because about half the list is out of
  * range: the entry is written always, the count moves only on a hit; the
  * last of FOUND_MAX slots takes any excess. FOUND_MAX is half as much again
- * as the neighbour list: a particle with more neighbours than the list
- * holds is searched again by the force pass anyway. */
+ * as the neighbour list: for a particle with more neighbours than the list
+ * holds, the force pass walks its whole Verlet list anyway. */
 #define FOUND_MAX (NEIGHBOUR_LIST * 3 / 2)
 typedef struct found_list {
     int count;
@@ -839,7 +839,7 @@ static void compute_density(ts_water *w)
         float sum = 0.0f;
         uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
         int count = 0, overflow = f.count >= FOUND_MAX;
-        if (overflow) { /* a crowd beyond the found list (no list kept: the force pass searches again) */
+        if (overflow) { /* a crowd beyond the found list (no list kept: the force pass walks the Verlet list) */
             sum = crowd_density_sum(w, i, h2);
         } else {
             for (int k = 0; k < f.count; k++) {
