@@ -211,22 +211,42 @@ static size_t add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, doubl
     return i;
 }
 
+/* One array of per-DE state and its bytes per DE. */
+typedef struct element_array {
+    void *base;
+    size_t width;
+} element_array;
+#define ELEMENT_ARRAYS 20
+
+/* Every array that holds a DE's own state - what moves with a DE when the
+ * DEs are compacted or sorted. (Per-step results - forces, reactions, the
+ * grid copies - are recomputed and need not move.) */
+static void element_arrays(ts_sand *s, element_array a[ELEMENT_ARRAYS])
+{
+    double *d[] = {s->x, s->y, s->z, s->vx, s->vy, s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m};
+    int k = 0;
+    for (size_t q = 0; q < sizeof d / sizeof *d; q++)
+        a[k++] = (element_array){d[q], sizeof(double)};
+    contacts *c = &s->c;
+    a[k++] = (element_array){s->id, sizeof *s->id};
+    a[k++] = (element_array){s->flags, sizeof *s->flags};
+    a[k++] = (element_array){s->supported, sizeof *s->supported}; /* spatter detection, after the compaction */
+    a[k++] = (element_array){c->count, sizeof *c->count};
+    a[k++] = (element_array){c->partner, MAX_CONTACTS * sizeof *c->partner};
+    a[k++] = (element_array){c->d_t, MAX_CONTACTS * 3 * sizeof *c->d_t};
+    a[k++] = (element_array){c->source, SOURCE_SLOTS * sizeof *c->source};
+    a[k++] = (element_array){c->source_d_t, SOURCE_SLOTS * 3 * sizeof *c->source_d_t};
+}
+
 /* Move DE `from` to slot `to` (compaction), with its contact histories. */
 static void move_element(ts_sand *s, size_t to, size_t from)
 {
-    double *d[] = {s->x, s->y, s->z, s->vx, s->vy, s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m};
-    for (size_t k = 0; k < sizeof d / sizeof *d; k++)
-        d[k][to] = d[k][from];
-    s->id[to] = s->id[from];
-    s->flags[to] = s->flags[from];
-    s->supported[to] = s->supported[from]; /* spatter detection, after the compaction, reads it */
-    contacts *c = &s->c;
-    c->count[to] = c->count[from];
-    memcpy(c->partner + to * MAX_CONTACTS, c->partner + from * MAX_CONTACTS, MAX_CONTACTS * sizeof *c->partner);
-    memcpy(c->d_t + to * MAX_CONTACTS * 3, c->d_t + from * MAX_CONTACTS * 3, MAX_CONTACTS * 3 * sizeof *c->d_t);
-    memcpy(c->source + to * SOURCE_SLOTS, c->source + from * SOURCE_SLOTS, SOURCE_SLOTS * sizeof *c->source);
-    memcpy(c->source_d_t + to * SOURCE_SLOTS * 3, c->source_d_t + from * SOURCE_SLOTS * 3,
-           SOURCE_SLOTS * 3 * sizeof *c->source_d_t);
+    element_array a[ELEMENT_ARRAYS];
+    element_arrays(s, a);
+    for (int k = 0; k < ELEMENT_ARRAYS; k++) {
+        char *base = a[k].base;
+        memcpy(base + to * a[k].width, base + from * a[k].width, a[k].width);
+    }
 }
 
 /* ------------------------------------------------------------------ set-up */
@@ -1300,18 +1320,10 @@ static ts_status sort_into_cells(ts_sand *s, ts_error *err)
         s->sort_scratch = grown;
         s->sort_scratch_size = s->cap * SORT_CHUNK;
     }
-    const uint32_t *order = s->grid.sorted;
-    double *columns[] = {s->x, s->y, s->z, s->vx, s->vy, s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m};
-    for (size_t k = 0; k < sizeof columns / sizeof *columns; k++)
-        permute_rows(columns[k], sizeof(double), order, s->n, s->sort_scratch);
-    contacts *c = &s->c;
-    permute_rows(s->id, sizeof *s->id, order, s->n, s->sort_scratch);
-    permute_rows(s->flags, sizeof *s->flags, order, s->n, s->sort_scratch);
-    permute_rows(c->count, sizeof *c->count, order, s->n, s->sort_scratch);
-    permute_rows(c->partner, MAX_CONTACTS * sizeof *c->partner, order, s->n, s->sort_scratch);
-    permute_rows(c->d_t, MAX_CONTACTS * 3 * sizeof *c->d_t, order, s->n, s->sort_scratch);
-    permute_rows(c->source, SOURCE_SLOTS * sizeof *c->source, order, s->n, s->sort_scratch);
-    permute_rows(c->source_d_t, SOURCE_SLOTS * 3 * sizeof *c->source_d_t, order, s->n, s->sort_scratch);
+    element_array a[ELEMENT_ARRAYS];
+    element_arrays(s, a);
+    for (int k = 0; k < ELEMENT_ARRAYS; k++)
+        permute_rows(a[k].base, a[k].width, s->grid.sorted, s->n, s->sort_scratch);
     return build_grid(s, err);
 }
 
