@@ -739,11 +739,17 @@ static ts_status build_lists(ts_water *w, ts_error *err)
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < w->n; i++)
         w->vstart[i + 1] = verlet_neighbours(w, i, NULL);
+    size_t total = 0;
     w->vstart[0] = 0;
-    for (size_t i = 0; i < w->n; i++)
-        w->vstart[i + 1] += w->vstart[i];
-    if (ts_grow((void **)&w->vlist, &w->vlist_cap, w->vstart[w->n], sizeof *w->vlist) != 0)
-        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for Verlet lists of %u entries", w->vstart[w->n]);
+    for (size_t i = 0; i < w->n; i++) {
+        total += w->vstart[i + 1];
+        if (total > UINT32_MAX)
+            return ts_fail(err, TS_ERR_NOMEM, "water: %zu particles need more than 4G Verlet list entries; "
+                           "use a larger particle radius", w->n);
+        w->vstart[i + 1] = (uint32_t)total;
+    }
+    if (ts_grow((void **)&w->vlist, &w->vlist_cap, total, sizeof *w->vlist) != 0)
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for Verlet lists of %zu entries", total);
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < w->n; i++) {
         verlet_neighbours(w, i, w->vlist + w->vstart[i]);
