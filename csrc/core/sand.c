@@ -35,6 +35,7 @@
 #define MAX_SPAN_HITS 32     /* span contacts averaged per DE and source */
 #define GROW_RADIUS 2        /* columns added around a DE that pushes the region's edge */
 #define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
+#define CARRIED_SQUEEZE 0.25 /* automatic DEM depth: bottom contacts squeezed by at most this x radius */
 #define FLAG_AIRBORNE 1u
 #define FLAG_SPLIT 2u       /* chosen to spatter in this step's scan */
 
@@ -46,6 +47,7 @@ typedef struct object {
     size_t triangle_count;
     double *world;               /* vertices now */
     double height;               /* vertical size at rest, m */
+    double lowest;               /* lowest world z of its vertices now: no span reaches below */
     ts_hsmap map;
     ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
 } object;
@@ -596,6 +598,24 @@ static int mark_around(ts_sand *s, int ci, int cj, int radius, int box[4])
     return marked;
 }
 
+/* The automatic DEM depth's cap: the deepest layer the contacts can carry.
+ * A bottom DE holds the weight of the layers above it on its four lower
+ * contacts at 45 degrees, each squeezed by load / k; past a fraction of a
+ * radius the layer sags and never comes to rest (docs/sand.md, Limits). For
+ * two equal DEs k / m = (pi^2 + ln^2 e_n) / (2 t_c^2) (eqs A-9, A-11), so the
+ * DE mass drops out. Layers are stacked sqrt(2) r apart; two at least. */
+static double carried_depth(const ts_sand *s)
+{
+    const double g = ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+    const double r = s->p.element_radius, spacing = sqrt(2.0) * r;
+    if (g <= 0.0)
+        return HUGE_VAL;
+    double k_per_mass, c_per_mass;
+    ts_contact_coefficients(&s->law, 0.5, &k_per_mass, &c_per_mass); /* m = 1, so m_eff = 1/2 */
+    const double layers = CARRIED_SQUEEZE * r * 4.0 * sqrt(0.5) * k_per_mass / g;
+    return fmax(layers, 2.0) * spacing;
+}
+
 /* §4.1: an object whose underside reaches the sand outside the region gets
  * a region over its footprint (plus a margin) - the first contact places the
  * DEs, later contacts (a dragged object) extend them. */
@@ -615,7 +635,7 @@ static ts_status place_under_objects(ts_sand *s, ts_error *err)
         if (!touching)
             continue;
         if (s->depth <= 0.0)
-            s->depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : 0.5 * ob->height;
+            s->depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : fmin(0.5 * ob->height, carried_depth(s));
         for (int b = 0; b < m->ny; b++)
             for (int a = 0; a < m->nx; a++) {
                 int count;
@@ -761,14 +781,19 @@ static void inside_span(const span_source *src, int ci, int cj, const ts_span *s
 /* DE at p with radius r against a source, §4.3.1 and fig. 3: the spans of
  * its own column (a), the sides of the neighbours' spans that its centre
  * height falls within (b), and otherwise their top and bottom faces (c);
- * overlaps and normals of all contacts found are averaged. Returns 0 when
+ * overlaps and normals of all contacts found are averaged, each weighted by
+ * its own overlap. (The paper's plain average jumps when a contact appears:
+ * a DE on the floor that drifts a hair over a column edge halves its
+ * overlap at once, and the spring's energy changes without work done - the
+ * bottom layer rattled at up to 1.6 m/s under the paper's soft contacts.
+ * Weighted, a contact enters and leaves at zero weight.) Returns 0 when
  * there is no contact. */
 static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n, ts_vec3 *u_n)
 {
     const ts_columns *g = src->cols;
     int ci, cj;
     ts_columns_index(g, p.x, p.y, &ci, &cj);
-    double d_sum = 0.0;
+    double d_sum = 0.0, d2_sum = 0.0;
     ts_vec3 n_sum = ts_v3(0, 0, 0);
     int hits = 0, count;
     ts_span bed_span;
@@ -781,7 +806,7 @@ static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n
             inside_span(src, ci, cj, &sp[k], p, r, &d, &n);
         else if (!face_contact(&sp[k], p.z, r, &d, &n))
             continue;
-        d_sum += d, n_sum = ts_v3_add(n_sum, n), hits++;
+        d_sum += d, d2_sum += d * d, n_sum = ts_v3_add(n_sum, ts_v3_scale(n, d)), hits++;
     }
     /* the eight neighbours: the paper's four sides, and the corners, without
      * which a DE rolls out diagonally between two side walls */
@@ -810,13 +835,13 @@ static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n
             } else if (!face_contact(&sp[k], p.z, sqrt(r * r - dist * dist), &d, &n)) {
                 continue;                                          /* (c) */
             }
-            d_sum += d, n_sum = ts_v3_add(n_sum, n), hits++;
+            d_sum += d, d2_sum += d * d, n_sum = ts_v3_add(n_sum, ts_v3_scale(n, d)), hits++;
         }
     }
     double len = ts_v3_length(n_sum);
-    if (!hits || len == 0.0)
+    if (!hits || len == 0.0 || d_sum <= 0.0)
         return 0;
-    *d_n = d_sum / hits;
+    *d_n = d2_sum / d_sum;
     *u_n = ts_v3_scale(n_sum, -1.0 / len); /* from the DE into the source, as u_n of eq. 2 */
     return 1;
 }
@@ -851,13 +876,16 @@ typedef struct staged_contacts {
     ts_vec3 source_d_t[SOURCE_SLOTS];
 } staged_contacts;
 
-/* Can a DE at p touch an object's span map at all? span_contact looks at
- * the DE's column and the eight around it. */
-static int map_within_reach(const ts_hsmap *m, const ts_columns *cols, ts_vec3 p)
+/* Can a DE at p of radius r touch an object's span map at all? span_contact
+ * looks at the DE's column and the eight around it, and every span lies
+ * above the object's lowest point. */
+static int object_within_reach(const object *ob, const ts_columns *cols, ts_vec3 p, double r)
 {
+    const ts_hsmap *m = &ob->map;
     int ci, cj;
     ts_columns_index(cols, p.x, p.y, &ci, &cj);
-    return ci + 1 >= m->i0 && ci - 1 < m->i0 + m->nx && cj + 1 >= m->j0 && cj - 1 < m->j0 + m->ny;
+    return p.z + r > ob->lowest && ci + 1 >= m->i0 && ci - 1 < m->i0 + m->nx && cj + 1 >= m->j0 &&
+           cj - 1 < m->j0 + m->ny;
 }
 
 /* Contact of DE i with one source (object k, or the bed when k = n_objects). */
@@ -870,7 +898,7 @@ static void source_force(ts_sand *s, size_t i, int k, const span_source *src, do
     double *reaction = s->reaction + (i * (s->n_objects + 1) + (size_t)k) * 6;
     memset(reaction, 0, 6 * sizeof *reaction);
     const object *ob = k < (int)s->n_objects ? &s->objects[k] : NULL;
-    if ((ob && !map_within_reach(&ob->map, &s->cols, p)) || !span_contact(src, p, r, &d_n, &u_n))
+    if ((ob && !object_within_reach(ob, &s->cols, p, r)) || !span_contact(src, p, r, &d_n, &u_n))
         return;
     ts_vec3 point = ts_v3_add(p, ts_v3_scale(u_n, r - 0.5 * d_n));
     ts_vec3 v_obj = ob ? object_velocity(s, ob, point) : ts_v3(0, 0, 0);
@@ -1061,9 +1089,11 @@ static ts_status update_span_maps(ts_sand *s, ts_error *err)
         object *ob = &s->objects[k];
         ts_rigid_object_follow(&ob->body, s->s);
         ts_transform t = {ob->body.rb.x, ob->body.rb.q};
+        ob->lowest = HUGE_VAL;
         for (size_t v = 0; v < ob->vertex_count; v++) {
             ts_vec3 w = ts_transform_apply(t, ts_v3(ob->rest[3 * v], ob->rest[3 * v + 1], ob->rest[3 * v + 2]));
             ob->world[3 * v] = w.x, ob->world[3 * v + 1] = w.y, ob->world[3 * v + 2] = w.z;
+            ob->lowest = fmin(ob->lowest, w.z);
         }
         ts_status st = ts_hsmap_build(&ob->map, &s->cols, ob->world, ob->vertex_count, ob->triangles,
                                       ob->triangle_count, err);
@@ -1600,6 +1630,7 @@ void ts_sand_get_stats(const ts_sand *s, ts_sand_stats *st)
     st->peak_airborne_volume = s->peak_airborne;
     st->max_elements_seen = s->max_seen;
     st->steps = s->steps;
+    st->dem_depth = s->depth;
 }
 
 const ts_solver_ops ts_sand_ops = {"sand", sand_begin_frame, sand_stable_dt, sand_step, sand_write_frame,

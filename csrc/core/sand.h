@@ -53,7 +53,8 @@ typedef struct ts_sand_params {
     double friction, restitution, contact_time;
     double steps_per_contact;    /* substeps per contact time: the stable step is t_c / this */
     double gravity[3];
-    double dem_depth;            /* depth of the DEM region below the surface, m; 0: half the object's height */
+    double dem_depth;            /* depth of the DEM region below the surface, m; 0: half the object's height,
+                                    at most what the contacts carry (sand.c, carried_depth) */
     double split_speed;          /* upward speed above which a DE touching nothing flies apart, m/s */
     double resting_gap;          /* a DE this close above an object (element radii) rests on it */
     double cone_angle;           /* half-angle of the airborne grains' velocity jitter, radians */
@@ -80,6 +81,7 @@ typedef struct ts_sand_stats {
     double volume_bed, volume_elements, volume_airborne, volume_lost; /* m^3; bed relative to z = 0 */
     double peak_airborne_volume;
     double max_speed;            /* of the DEs, m/s */
+    double dem_depth;            /* the DEM region's depth, m: as set, or chosen at the first contact (0 before) */
     long steps;
 } ts_sand_stats;
 void ts_sand_get_stats(const ts_sand *s, ts_sand_stats *st);

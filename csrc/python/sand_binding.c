@@ -68,13 +68,13 @@ static PyObject *stats_dict(const void *state)
     const ts_sand *s = state;
     ts_sand_stats st;
     ts_sand_get_stats(s, &st);
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:d,s:d,s:d,s:d,s:d,s:d,s:l}", "elements", (Py_ssize_t)st.elements,
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:l}", "elements", (Py_ssize_t)st.elements,
                          "airborne", (Py_ssize_t)st.airborne, "on_objects", (Py_ssize_t)st.on_objects,
                          "region_columns", (Py_ssize_t)st.region_columns, "max_elements_seen",
                          (Py_ssize_t)st.max_elements_seen, "volume_bed", st.volume_bed, "volume_elements",
                          st.volume_elements, "volume_airborne", st.volume_airborne, "volume_lost", st.volume_lost,
-                         "peak_airborne_volume", st.peak_airborne_volume, "max_speed", st.max_speed, "steps",
-                         st.steps);
+                         "peak_airborne_volume", st.peak_airborne_volume, "max_speed", st.max_speed, "dem_depth",
+                         st.dem_depth, "steps", st.steps);
 }
 
 static ts_status create_sand(void **state, const void *params, const void *objects, size_t count, ts_error *err)

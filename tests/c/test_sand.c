@@ -2,7 +2,8 @@
  * the contact law rebounds with its restitution, caps friction and acts
  * equally and oppositely; span maps of a box and of a box with a hole are
  * the right spans; a small drop bakes through the frame loop conserving
- * sand volume exactly, and bad input is refused with the object named. */
+ * sand volume exactly, an automatic DEM layer of soft contacts comes to
+ * rest, and bad input is refused with the object named. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,43 +114,83 @@ static ts_sand_params drop_params(void)
     return p;
 }
 
-static void small_drop_conserves_volume(void)
+/* Bakes a box crate (lo..hi, its origin at the centre) dropped at speed vz
+ * onto the 24 x 24 bed of drop_params for `frames` frames; returns the final
+ * stats and, when `heights` is given, the displayed heights (24 * 24). */
+static void bake_crate(const ts_sand_params *p, const float lo[3], const float hi[3], double density, double vz,
+                       int frames, ts_sand_stats *st, float *heights)
 {
     float bed_v[12] = {0, 0, 0, 24, 0, 0, 24, 24, 0, 0, 24, 0};
     int32_t bed_t[6] = {0, 1, 2, 0, 2, 3};
-    float lo[3] = {9, 9, 0.5}, hi[3] = {15, 15, 4.5};
     box_mesh b = make_box(lo, hi);
     ts_sand_object objects[2];
     memset(objects, 0, sizeof objects);
     objects[0] = (ts_sand_object){TS_SAND_GROUND, {.name = "Bed", .vertices = bed_v, .vertex_count = 4,
                                                    .triangles = bed_t, .triangle_count = 2}};
     objects[1] = (ts_sand_object){TS_SAND_OBJECT, {.name = "Crate", .vertices = b.vertices, .vertex_count = 8,
-                                                   .triangles = b.triangles, .triangle_count = 12, .density = 0.1,
-                                                   .velocity = {0, 0, -8}, .origin = {12, 12, 2.5},
+                                                   .triangles = b.triangles, .triangle_count = 12, .density = density,
+                                                   .velocity = {0, 0, vz},
+                                                   .origin = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]),
+                                                              0.5 * (lo[2] + hi[2])},
                                                    .rotation = {1, 0, 0, 0}}};
-    ts_sand_params p = drop_params();
     ts_sand *s = NULL;
     ts_error err;
-    CHECK(ts_sand_create(&s, &p, objects, 2, &err) == TS_OK);
+    memset(st, 0, sizeof *st);
+    CHECK(ts_sand_create(&s, p, objects, 2, &err) == TS_OK);
+    if (!s)
+        return;
     char dir[] = "/tmp/tsubu-sand-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    ts_frame_loop loop = {1, 12, 24.0, 100, dir, 1, NULL, NULL, 0.0};
+    ts_frame_loop loop = {1, frames, 24.0, 100, dir, 1, NULL, NULL, 0.0};
     CHECK(ts_run_frames(&loop, &ts_sand_ops, s, 1, &err) == TS_OK);
+    ts_sand_get_stats(s, st);
+    if (heights)
+        memcpy(heights, ts_sand_heights(s), 24 * 24 * sizeof *heights);
+    ts_sand_destroy(s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void small_drop_conserves_volume(void)
+{
+    float lo[3] = {9, 9, 0.5}, hi[3] = {15, 15, 4.5}, h[24 * 24];
+    ts_sand_params p = drop_params();
     ts_sand_stats st;
-    ts_sand_get_stats(s, &st);
+    bake_crate(&p, lo, hi, 0.1, -8.0, 12, &st, h);
     CHECK(st.elements > 200);
     double total = st.volume_bed + st.volume_elements + st.volume_airborne + st.volume_lost;
     CHECK_NEAR(total, 0.0, 1e-6 * st.volume_elements);
-    const float *h = ts_sand_heights(s);
     double under = 0.0; /* mean height under the crate */
     for (int j = 9; j < 15; j++)
         for (int i = 9; i < 15; i++)
             under += h[i + 24 * j] / 36.0;
     CHECK(under < -0.2);
-    ts_sand_destroy(s);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+}
+
+/* With the paper's soft contacts (t_c = 0.2 s: k = 7 N/m for its DEs) the
+ * automatic DEM depth is what the bottom contacts carry, not half the
+ * object; stiffer contacts carry half the object's height. The layer then
+ * comes to rest under a light crate - with the paper's plain average of
+ * span contacts its bottom DEs rattled at 1.6 m/s, and a 15-cell layer
+ * never settles at all. */
+static void automatic_depth_layer_comes_to_rest(void)
+{
+    float lo[3] = {9, 9, 0.3}, hi[3] = {15, 15, 10.3};
+    ts_sand_params p = drop_params();
+    p.dem_depth = 0.0, p.contact_time = 0.2, p.friction = 0.1;
+    ts_sand_stats st;
+    bake_crate(&p, lo, hi, 0.005, -0.5, 72, &st, NULL);
+    /* bottom DE: 4 contacts at 45 degrees carry `layers` weights, each squeezed
+     * at most a quarter radius; k / m = (pi^2 + ln^2 e) / (2 t_c^2) */
+    double k_per_mass = (M_PI * M_PI + log(0.3) * log(0.3)) / (2.0 * 0.2 * 0.2);
+    double layers = 0.25 * 0.5 * 4.0 * sqrt(0.5) * k_per_mass / 9.81;
+    CHECK_NEAR(st.dem_depth, layers * sqrt(2.0) * 0.5, 1e-9);
+    CHECK(st.dem_depth < 5.0 && st.elements > 200);
+    CHECK(st.max_speed < 0.25 * p.split_speed);
+    p.contact_time = 0.05; /* 16 x stiffer: half the crate's height */
+    bake_crate(&p, lo, hi, 0.005, -0.5, 2, &st, NULL);
+    CHECK_NEAR(st.dem_depth, 5.0, 1e-6);
 }
 
 static void bad_sand_input_is_named(void)
@@ -178,6 +219,7 @@ const test_case sand_tests[] = {
     {"sand/contact_friction_is_capped_and_opposite", contact_friction_is_capped_and_opposite},
     {"sand/span_map_of_a_box_and_two", span_map_of_a_box_and_a_ring},
     {"sand/small_drop_conserves_volume", small_drop_conserves_volume},
+    {"sand/automatic_depth_layer_comes_to_rest", automatic_depth_layer_comes_to_rest},
     {"sand/bad_input_is_named", bad_sand_input_is_named},
     {NULL, NULL},
 };
