@@ -685,8 +685,8 @@ static ts_status grow_region(ts_sand *s, ts_error *err)
         const double *wall = s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6;
         double push = sqrt(wall[0] * wall[0] + wall[1] * wall[1]); /* sideways on the bed around the region */
         double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
-        int pushed = near_region_edge(s, c) && push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0) &&
-                     v2 > 100.0 * s->p.rest_speed * s->p.rest_speed;
+        int pushed = push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0) &&
+                     v2 > 100.0 * s->p.rest_speed * s->p.rest_speed && near_region_edge(s, c);
         if (pushed || !s->region[c])
             mark_around(s, (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx), GROW_RADIUS, box);
     }
@@ -1329,8 +1329,10 @@ static void permute_rows(void *rows, size_t width, const uint32_t *order, size_t
     char *base = rows;
     for (size_t at = 0; at < width; at += SORT_CHUNK) {
         size_t part = width - at < SORT_CHUNK ? width - at : SORT_CHUNK;
+        #pragma omp parallel for schedule(static) /* once a frame: worth waking the threads */
         for (size_t k = 0; k < n; k++)
             memcpy(scratch + k * part, base + (size_t)order[k] * width + at, part);
+        #pragma omp parallel for schedule(static)
         for (size_t k = 0; k < n; k++)
             memcpy(base + k * width + at, scratch + k * part, part);
     }
