@@ -52,6 +52,14 @@ typedef struct object {
     ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
 } object;
 
+/* What the force pass reads of a partner DE, packed and in the grid's cell
+ * order: a run of candidates is a run of these, a cache line and a half
+ * each, instead of a line from each of a dozen arrays. */
+typedef struct partner_state {
+    double x, y, z, vx, vy, vz, wx, wy, wz, r, inv_m;
+    uint32_t id, airborne;
+} partner_state;
+
 /* One DE's contact histories with other DEs and with sources (objects, the bed). */
 typedef struct contacts {
     uint8_t *count;              /* DE-DE slots used */
@@ -83,6 +91,7 @@ struct ts_sand {
     double *reaction;            /* per DE and object: force xyz, point xyz (serial sum after the pass) */
     float *gx, *gy, *gz;         /* float positions for the grid */
     float *cx, *cy, *cz;         /* the same in the grid's cell order: contiguous candidates */
+    partner_state *cell_state;   /* the DEs' state in the grid's cell order, built with the grid */
     char *sort_scratch;          /* SORT_CHUNK bytes per DE, while the DEs are put in cell order */
     size_t sort_scratch_size;
     int sort_pending;            /* put the DEs in cell order at the next step (the first of a frame) */
@@ -180,6 +189,7 @@ static ts_status grow_elements(ts_sand *s, size_t need, ts_error *err)
     GROW(s->id, cap);
     GROW(s->flags, cap);
     GROW(s->supported, cap);
+    GROW(s->cell_state, cap);
     GROW(s->reaction, cap * 6 * (s->n_objects + 1));
     GROW(s->c.count, cap);
     GROW(s->c.partner, cap * MAX_CONTACTS);
@@ -398,7 +408,7 @@ void ts_sand_destroy(ts_sand *s)
     free(s->objects);
     void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch, s->x, s->y, s->z, s->vx, s->vy,
                    s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m, s->fx, s->fy, s->fz, s->tx, s->ty, s->tz, s->inv_m, s->id,
-                   s->flags, s->supported, s->reaction, s->gx, s->gy, s->gz, s->cx, s->cy, s->cz, s->cp,
+                   s->flags, s->supported, s->cell_state, s->reaction, s->gx, s->gy, s->gz, s->cx, s->cy, s->cz, s->cp,
                    s->sort_scratch};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         free(all[k]);
@@ -924,7 +934,7 @@ static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *nex
     const contacts *old = &s->c;
     const double xi = s->x[i], yi = s->y[i], zi = s->z[i], ri = s->r[i];
     const ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
-    const uint32_t *old_partner = old->partner + i * MAX_CONTACTS;
+    const uint32_t *old_partner = old->partner + i * MAX_CONTACTS, id_i = s->id[i];
     const int old_count = old->count[i];
     int supported = 0, hint = 0;
     /* candidates from the cell-ordered float copies, in contiguous runs; the
@@ -940,32 +950,32 @@ static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *nex
             float ex = s->cx[k] - fx, ey = s->cy[k] - fy, ez = s->cz[k] - fz;
             if (ex * ex + ey * ey + ez * ez >= reach2)
                 continue;
-            uint32_t j = s->grid.sorted[k];
-            if (j == i || (s->flags[j] & FLAG_AIRBORNE))
+            const partner_state *pj = &s->cell_state[k];
+            if (pj->id == id_i || pj->airborne)
                 continue;
-            double dx = s->x[j] - xi, dy = s->y[j] - yi, dz = s->z[j] - zi, rr = ri + s->r[j];
+            double dx = pj->x - xi, dy = pj->y - yi, dz = pj->z - zi, rr = ri + pj->r;
             double dist2 = dx * dx + dy * dy + dz * dz;
             if (dist2 >= rr * rr || dist2 == 0.0)
                 continue;
             double dist = sqrt(dist2), d_n = rr - dist, inv_dist = 1.0 / dist; /* eq. 1 */
             ts_vec3 u_n = ts_v3(dx * inv_dist, dy * inv_dist, dz * inv_dist);  /* eq. 2 */
-            ts_vec3 v_c = ts_contact_velocity(v_i, w_i, ri, ts_v3(s->vx[j], s->vy[j], s->vz[j]),
-                                              ts_v3(s->wx[j], s->wy[j], s->wz[j]), s->r[j], u_n); /* eq. A-1 */
+            ts_vec3 v_c = ts_contact_velocity(v_i, w_i, ri, ts_v3(pj->vx, pj->vy, pj->vz),
+                                              ts_v3(pj->wx, pj->wy, pj->wz), pj->r, u_n); /* eq. A-1 */
             ts_vec3 d_t = ts_v3(0, 0, 0);
             /* the contacts come in nearly the same order each step: look where the last one was found */
             for (int tried = 0, h = hint; tried < old_count; tried++, h = h + 1 < old_count ? h + 1 : 0)
-                if (old_partner[h] == s->id[j]) {
+                if (old_partner[h] == pj->id) {
                     memcpy(&d_t, old->d_t + (i * MAX_CONTACTS + (size_t)h) * 3, sizeof d_t);
                     hint = h + 1 < old_count ? h + 1 : 0;
                     break;
                 }
-            double m_eff = ts_effective_mass(s->inv_m[i], s->inv_m[j]);       /* eq. A-11 */
+            double m_eff = ts_effective_mass(s->inv_m[i], pj->inv_m);         /* eq. A-11 */
             ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
             ef->F = ts_v3_add(ef->F, res.force);
             ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), ri));
             supported |= u_n.z < -0.5; /* a DE below holds it */
             if (next->count < MAX_CONTACTS) {
-                next->partner[next->count] = s->id[j];
+                next->partner[next->count] = pj->id;
                 next->d_t[next->count++] = d_t;
             }
         }
@@ -1317,6 +1327,13 @@ static ts_status build_grid(ts_sand *s, ts_error *err)
     ts_grid_permute_f32(&s->grid, s->gx, s->cx);
     ts_grid_permute_f32(&s->grid, s->gy, s->cy);
     ts_grid_permute_f32(&s->grid, s->gz, s->cz);
+    #pragma omp parallel for schedule(static) if (s->n >= TS_PARALLEL_MIN)
+    for (size_t k = 0; k < s->n; k++) {
+        uint32_t j = s->grid.sorted[k];
+        s->cell_state[k] = (partner_state){s->x[j], s->y[j], s->z[j], s->vx[j], s->vy[j], s->vz[j], s->wx[j],
+                                           s->wy[j], s->wz[j], s->r[j], s->inv_m[j], s->id[j],
+                                           (s->flags[j] & FLAG_AIRBORNE) != 0};
+    }
     return TS_OK;
 }
 
