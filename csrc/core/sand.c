@@ -898,6 +898,21 @@ static int object_within_reach(const object *ob, const ts_columns *cols, ts_vec3
            cj - 1 < m->j0 + m->ny;
 }
 
+/* Can a DE at p of radius r touch the bed? Only below the top of its column
+ * or of one around it (the bed's outer edges are walls). */
+static int bed_within_reach(const ts_sand *s, ts_vec3 p, double r)
+{
+    int ci, cj;
+    ts_columns_index(&s->cols, p.x, p.y, &ci, &cj);
+    for (int j = cj - 1; j <= cj + 1; j++)
+        for (int i = ci - 1; i <= ci + 1; i++) {
+            if (i < 0 || j < 0 || i >= s->cols.nx || j >= s->cols.ny ||
+                p.z - r < s->bed[(size_t)i + (size_t)s->cols.nx * j])
+                return 1;
+        }
+    return 0;
+}
+
 /* Contact of DE i with one source (object k, or the bed when k = n_objects). */
 static void source_force(ts_sand *s, size_t i, int k, const span_source *src, double dt, staged_contacts *next,
                          element_force *ef)
@@ -908,7 +923,8 @@ static void source_force(ts_sand *s, size_t i, int k, const span_source *src, do
     double *reaction = s->reaction + (i * (s->n_objects + 1) + (size_t)k) * 6;
     memset(reaction, 0, 6 * sizeof *reaction);
     const object *ob = k < (int)s->n_objects ? &s->objects[k] : NULL;
-    if ((ob && !object_within_reach(ob, &s->cols, p, r)) || !span_contact(src, p, r, &d_n, &u_n))
+    if ((ob ? !object_within_reach(ob, &s->cols, p, r) : !bed_within_reach(s, p, r)) ||
+        !span_contact(src, p, r, &d_n, &u_n))
         return;
     ts_vec3 point = ts_v3_add(p, ts_v3_scale(u_n, r - 0.5 * d_n));
     ts_vec3 v_obj = ob ? object_velocity(s, ob, point) : ts_v3(0, 0, 0);
