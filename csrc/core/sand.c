@@ -88,7 +88,8 @@ struct ts_sand {
     uint8_t *flags;
     uint8_t *supported;          /* the last force pass found a DE under this one */
     contacts c;                  /* each DE's own slots: the force pass rebuilds them in place */
-    double *reaction;            /* per DE and object: force xyz, point xyz (serial sum after the pass) */
+    double *reaction;            /* per DE and source: force xyz, point xyz (serial sum after the pass);
+                                    simulated objects and the bed only */
     float *gx, *gy, *gz;         /* float positions for the grid */
     float *cx, *cy, *cz;         /* the same in the grid's cell order: contiguous candidates */
     partner_state *cell_state;   /* the DEs' state in the grid's cell order, built with the grid */
@@ -920,9 +921,11 @@ static void source_force(ts_sand *s, size_t i, int k, const span_source *src, do
     ts_vec3 p = ts_v3(s->x[i], s->y[i], s->z[i]);
     double d_n, r = s->r[i];
     ts_vec3 u_n;
-    double *reaction = s->reaction + (i * (s->n_objects + 1) + (size_t)k) * 6;
-    memset(reaction, 0, 6 * sizeof *reaction);
     const object *ob = k < (int)s->n_objects ? &s->objects[k] : NULL;
+    /* a keyframed object is not pushed back: its reactions are never read, so not written */
+    double *reaction = ob && ob->body.keyframed ? NULL : s->reaction + (i * (s->n_objects + 1) + (size_t)k) * 6;
+    if (reaction)
+        memset(reaction, 0, 6 * sizeof *reaction);
     if ((ob ? !object_within_reach(ob, &s->cols, p, r) : !bed_within_reach(s, p, r)) ||
         !span_contact(src, p, r, &d_n, &u_n))
         return;
@@ -940,8 +943,10 @@ static void source_force(ts_sand *s, size_t i, int k, const span_source *src, do
         next->source[next->sources] = (int16_t)k;
         next->source_d_t[next->sources++] = d_t;
     }
-    reaction[0] = -res.force.x, reaction[1] = -res.force.y, reaction[2] = -res.force.z;
-    reaction[3] = point.x, reaction[4] = point.y, reaction[5] = point.z;
+    if (reaction) {
+        reaction[0] = -res.force.x, reaction[1] = -res.force.y, reaction[2] = -res.force.z;
+        reaction[3] = point.x, reaction[4] = point.y, reaction[5] = point.z;
+    }
 }
 
 /* DE-DE contacts of ground DE i (eqs 1, 2, A-1 to A-11), in gather form. */
