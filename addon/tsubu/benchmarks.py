@@ -140,11 +140,14 @@ def _sand_rate(desc, fps, steps_per_frame):
     from .effects import sand
     settings, objects = sand.solver_input(desc.validate())
     stamps = []
+
+    def stamp(frame, *progress):
+        if frame > desc.frame_start:  # the DEs are placed in the first frame
+            stamps.append(time.perf_counter())
+
     with tempfile.TemporaryDirectory() as folder:
         stats = _core.sand_bake(settings, objects, folder, desc.frame_start, desc.frame_end, fps,
-                                max_substeps=steps_per_frame,
-                                progress=lambda frame, *a: frame > desc.frame_start and
-                                stamps.append(time.perf_counter()))
+                                max_substeps=steps_per_frame, progress=stamp)
     print(json.dumps({"elements": stats["max_elements_seen"], "steps": len(stamps) - 1,
                       "seconds": stamps[-1] - stamps[0]}))
 
