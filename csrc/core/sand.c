@@ -410,8 +410,7 @@ void ts_sand_destroy(ts_sand *s)
     void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch, s->x, s->y, s->z, s->vx, s->vy,
                    s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m, s->fx, s->fy, s->fz, s->tx, s->ty, s->tz, s->inv_m, s->id,
                    s->flags, s->supported, s->cell_state, s->reaction, s->gx, s->gy, s->gz, s->cx, s->cy, s->cz,
-                   s->cp,
-                   s->sort_scratch};
+                   s->cp, s->sort_scratch};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         free(all[k]);
     free(s->c.count);
