@@ -64,7 +64,7 @@ typedef struct partner_state {
 typedef struct contacts {
     uint8_t *count;              /* DE-DE slots used */
     uint32_t *partner;           /* MAX_CONTACTS per DE: partner ids */
-    double *d_t;                 /* MAX_CONTACTS x 3 per DE */
+    float *d_t;                  /* MAX_CONTACTS x 3 per DE (float: half the bytes the force pass moves) */
     int16_t *source;             /* SOURCE_SLOTS per DE: object index, n_objects for the bed, NO_SOURCE */
     double *source_d_t;          /* SOURCE_SLOTS x 3 per DE */
 } contacts;
@@ -986,7 +986,8 @@ static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *nex
             /* the contacts come in nearly the same order each step: look where the last one was found */
             for (int tried = 0, h = hint; tried < old_count; tried++, h = h + 1 < old_count ? h + 1 : 0)
                 if (old_partner[h] == pj->id) {
-                    memcpy(&d_t, old->d_t + (i * MAX_CONTACTS + (size_t)h) * 3, sizeof d_t);
+                    const float *q = old->d_t + (i * MAX_CONTACTS + (size_t)h) * 3;
+                    d_t = ts_v3(q[0], q[1], q[2]);
                     hint = h + 1 < old_count ? h + 1 : 0;
                     break;
                 }
@@ -1008,7 +1009,10 @@ static void store_contacts(contacts *c, size_t i, const staged_contacts *st)
 {
     c->count[i] = (uint8_t)st->count;
     memcpy(c->partner + i * MAX_CONTACTS, st->partner, (size_t)st->count * sizeof *st->partner);
-    memcpy(c->d_t + i * MAX_CONTACTS * 3, st->d_t, (size_t)st->count * sizeof *st->d_t);
+    float *d_t_out = c->d_t + i * MAX_CONTACTS * 3;
+    for (int k = 0; k < st->count; k++)
+        d_t_out[3 * k] = (float)st->d_t[k].x, d_t_out[3 * k + 1] = (float)st->d_t[k].y,
+        d_t_out[3 * k + 2] = (float)st->d_t[k].z;
     for (int k = 0; k < SOURCE_SLOTS; k++) {
         double *d_t = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
         c->source[i * SOURCE_SLOTS + k] = k < st->sources ? st->source[k] : NO_SOURCE;
@@ -1539,7 +1543,8 @@ static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
             row[0] = ROW_CONTACT, row[1] = (double)i, row[2] = in_row;
             for (int q = 0; q < in_row; q++) {
                 row[3 + 4 * q] = c->partner[i * MAX_CONTACTS + (size_t)(k + q)];
-                memcpy(row + 4 + 4 * q, c->d_t + (i * MAX_CONTACTS + (size_t)(k + q)) * 3, 3 * sizeof *row);
+                for (int a = 0; a < 3; a++)
+                    row[4 + 4 * q + a] = c->d_t[(i * MAX_CONTACTS + (size_t)(k + q)) * 3 + (size_t)a];
             }
         }
         if (has_sources(c, i)) {
@@ -1604,7 +1609,8 @@ ts_status ts_sand_restore(ts_sand *s, const ts_frame *cp, ts_error *err)
                 return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
             for (int q = 0; q < in_row; q++) {
                 c->partner[i * MAX_CONTACTS + c->count[i]] = (uint32_t)row[3 + 4 * q];
-                memcpy(c->d_t + (i * MAX_CONTACTS + c->count[i]) * 3, row + 4 + 4 * q, 3 * sizeof *row);
+                for (int a = 0; a < 3; a++)
+                    c->d_t[(i * MAX_CONTACTS + c->count[i]) * 3 + (size_t)a] = (float)row[4 + 4 * q + a];
                 c->count[i]++;
             }
             break;
