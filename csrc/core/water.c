@@ -888,7 +888,7 @@ static void compute_density(ts_water *w)
 
 typedef struct pair_consts {
     float h, h2, mass, spiky_grad, visc_lap, poly6_grad, mu, alpha_c_h, sigma;
-    float muller_form, wcsph_form;  /* 1 and 0 or 0 and 1: which pressure force */
+    int muller;                     /* which pressure force: Mueller's (eq. 3.16) or WCSPH's */
 } pair_consts;
 
 static pair_consts make_pair_consts(const ts_water *w)
@@ -903,8 +903,7 @@ static pair_consts make_pair_consts(const ts_water *w)
     c.mu = (float)w->p.viscosity;
     c.alpha_c_h = w->p.muller ? 0.0f : (float)(w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h);
     c.sigma = (float)w->p.surface_tension;
-    c.muller_form = w->p.muller ? 1.0f : 0.0f;
-    c.wcsph_form = 1.0f - c.muller_form;
+    c.muller = w->p.muller;
     return c;
 }
 
@@ -924,18 +923,18 @@ static inline sph_side side_of(float rho, float p)
  * by rho_i as in eq. 3.14 for Mueller, else the symmetric WCSPH form),
  * Monaghan's artificial viscosity, and viscosity (eq. 3.19 with the
  * Laplacian of eq. 3.32). The one pair law for fluid-fluid, fluid-rigid
- * (mirrored sides) and the rigid reactions; branch-free, so that the fluid
- * loop vectorises. */
+ * (mirrored sides) and the rigid reactions; branch-free but for the form,
+ * which the fluid loop fixes before it starts, so that it vectorises. */
 typedef struct pair_terms {
     float s, visc;
 } pair_terms;
 
-static inline pair_terms pair_law(const pair_consts *c, float r2, float vdotx, sph_side si, sph_side sj)
+static inline pair_terms pair_law(const pair_consts *c, int muller, float r2, float vdotx, sph_side si, sph_side sj)
 {
     float r = sqrtf(r2), q = c->h - r;
     float grad = c->spiky_grad * q * q / r;                          /* grad W_spiky / |x_ij|, eq. 3.30 */
-    float press = -c->mass * (c->muller_form * 0.5f * (si.p + sj.p) * si.inv_rho * sj.inv_rho +
-                              c->wcsph_form * (si.P + sj.P));          /* one of the two forms, without a branch */
+    float press = muller ? -c->mass * 0.5f * (si.p + sj.p) * si.inv_rho * sj.inv_rho /* eq. 3.16 / rho_i */
+                         : -c->mass * (si.P + sj.P);                                /* symmetric WCSPH form */
     float approach = vdotx < 0.0f ? vdotx : 0.0f;                    /* (v_i - v_j) . (x_i - x_j) when closing */
     press += 2.0f * c->alpha_c_h * c->mass * approach / ((r2 + 0.01f * c->h2) * (si.rho + sj.rho));
     pair_terms t = {press * grad, c->mu * c->mass * c->visc_lap * q * si.inv_rho * sj.inv_rho};
@@ -945,7 +944,7 @@ static inline pair_terms pair_law(const pair_consts *c, float r2, float vdotx, s
 static inline void pair_acceleration(const pair_consts *c, float dx, float dy, float dz, float r2, float dvx,
                                      float dvy, float dvz, sph_side si, sph_side sj, float a[3])
 {
-    pair_terms t = pair_law(c, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
+    pair_terms t = pair_law(c, c->muller, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
     a[0] += t.s * dx - t.visc * dvx;
     a[1] += t.s * dy - t.visc * dvy;
     a[2] += t.s * dz - t.visc * dvz;
@@ -974,9 +973,11 @@ static inline void batch_add(const ts_water *w, size_t i, uint32_t j, neighbour_
 }
 
 /* Forces from a batch of fluid neighbours (pair_law) and the colour field
- * with its Laplacian (eqs. 3.21-3.22) for surface tension. */
-static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const neighbour_batch *nb, float acc[3],
-                        float n[3], float *lap)
+ * with its Laplacian (eqs. 3.21-3.22) for surface tension. Inlined into
+ * fluid_batch once per pressure form, so that the loop holds only its own. */
+static inline __attribute__((always_inline)) void fluid_batch_form(const ts_water *w, const pair_consts *c,
+                                                                   int muller, size_t i, const neighbour_batch *nb,
+                                                                   float acc[3], float n[3], float *lap)
 {
     const sph_side si = {w->rho[i], w->pr[i], w->P[i], w->inv_rho[i]};
     const float h2 = c->h2, m = c->mass, poly6_grad = c->poly6_grad;
@@ -986,7 +987,7 @@ static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const
         const float dx = nb->dx[k], dy = nb->dy[k], dz = nb->dz[k], r2 = nb->r2[k];
         const float dvx = nb->dvx[k], dvy = nb->dvy[k], dvz = nb->dvz[k];
         const sph_side sj = {nb->rho[k], nb->p[k], nb->P[k], nb->inv_rho[k]};
-        pair_terms t = pair_law(c, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
+        pair_terms t = pair_law(c, muller, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
         ax += t.s * dx - t.visc * dvx;
         ay += t.s * dy - t.visc * dvy;
         az += t.s * dz - t.visc * dvz;
@@ -998,6 +999,15 @@ static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const
     acc[0] += ax, acc[1] += ay, acc[2] += az;
     n[0] += nx, n[1] += ny, n[2] += nz;
     *lap += lp;
+}
+
+static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const neighbour_batch *nb, float acc[3],
+                        float n[3], float *lap)
+{
+    if (c->muller)
+        fluid_batch_form(w, c, 1, i, nb, acc, n, lap);
+    else
+        fluid_batch_form(w, c, 0, i, nb, acc, n, lap);
 }
 
 /* All fluid neighbours of particle i in its Verlet list, in batches. */
