@@ -69,6 +69,19 @@ typedef struct contacts {
     double *source_d_t;          /* SOURCE_SLOTS x 3 per DE */
 } contacts;
 
+/* DE i's tangential history in slot k (kept in float, used in double). */
+static inline ts_vec3 history_at(const contacts *c, size_t i, int k)
+{
+    const float *d = c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3;
+    return ts_v3(d[0], d[1], d[2]);
+}
+
+static inline void put_history(contacts *c, size_t i, int k, ts_vec3 d_t)
+{
+    float *d = c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3;
+    d[0] = (float)d_t.x, d[1] = (float)d_t.y, d[2] = (float)d_t.z;
+}
+
 struct ts_sand {
     ts_sand_params p;
     ts_columns cols;
@@ -424,6 +437,11 @@ void ts_sand_destroy(ts_sand *s)
 
 /* ------------------------------------------------------------ the heights */
 
+static double gravity_magnitude(const ts_sand *s)
+{
+    return ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+}
+
 static inline size_t column_of(const ts_sand *s, double x, double y, int *inside)
 {
     int i, j;
@@ -617,7 +635,7 @@ static int mark_around(ts_sand *s, int ci, int cj, int radius, int box[4])
  * DE mass drops out. Layers are stacked sqrt(2) r apart; two at least. */
 static double carried_depth(const ts_sand *s)
 {
-    const double g = ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+    const double g = gravity_magnitude(s);
     const double r = s->p.element_radius, spacing = sqrt(2.0) * r;
     if (g <= 0.0)
         return HUGE_VAL;
@@ -683,7 +701,7 @@ static int near_region_edge(const ts_sand *s, size_t c)
  * where no sand flows.) */
 static ts_status grow_region(ts_sand *s, ts_error *err)
 {
-    const double g = ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+    const double g = gravity_magnitude(s);
     int box[4] = {s->cols.nx, s->cols.ny, -1, -1};
     size_t n = s->n;
     for (size_t i = 0; i < n; i++) {
@@ -850,7 +868,7 @@ static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n
         }
     }
     double len = ts_v3_length(n_sum);
-    if (!hits || len == 0.0 || d_sum <= 0.0)
+    if (d_sum <= 0.0 || len == 0.0)
         return 0;
     *d_n = d2_sum / d_sum;
     *u_n = ts_v3_scale(n_sum, -1.0 / len); /* from the DE into the source, as u_n of eq. 2 */
@@ -986,8 +1004,7 @@ static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *nex
             /* the contacts come in nearly the same order each step: look where the last one was found */
             for (int tried = 0, h = hint; tried < old_count; tried++, h = h + 1 < old_count ? h + 1 : 0)
                 if (old_partner[h] == pj->id) {
-                    const float *q = old->d_t + (i * MAX_CONTACTS + (size_t)h) * 3;
-                    d_t = ts_v3(q[0], q[1], q[2]);
+                    d_t = history_at(old, i, h);
                     hint = h + 1 < old_count ? h + 1 : 0;
                     break;
                 }
@@ -1009,10 +1026,8 @@ static void store_contacts(contacts *c, size_t i, const staged_contacts *st)
 {
     c->count[i] = (uint8_t)st->count;
     memcpy(c->partner + i * MAX_CONTACTS, st->partner, (size_t)st->count * sizeof *st->partner);
-    float *d_t_out = c->d_t + i * MAX_CONTACTS * 3;
     for (int k = 0; k < st->count; k++)
-        d_t_out[3 * k] = (float)st->d_t[k].x, d_t_out[3 * k + 1] = (float)st->d_t[k].y,
-        d_t_out[3 * k + 2] = (float)st->d_t[k].z;
+        put_history(c, i, k, st->d_t[k]);
     for (int k = 0; k < SOURCE_SLOTS; k++) {
         double *d_t = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
         c->source[i * SOURCE_SLOTS + k] = k < st->sources ? st->source[k] : NO_SOURCE;
@@ -1052,7 +1067,7 @@ static void compute_forces(ts_sand *s, double dt)
 
 static void integrate_elements(ts_sand *s, double dt)
 {
-    const double g = ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+    const double g = gravity_magnitude(s);
     const double rest_force = s->p.rest_force * (g > 0 ? g : 1.0), rest_speed2 = s->p.rest_speed * s->p.rest_speed;
     #pragma omp parallel for schedule(static) if (s->n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < s->n; i++) {
@@ -1543,8 +1558,8 @@ static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
             row[0] = ROW_CONTACT, row[1] = (double)i, row[2] = in_row;
             for (int q = 0; q < in_row; q++) {
                 row[3 + 4 * q] = c->partner[i * MAX_CONTACTS + (size_t)(k + q)];
-                for (int a = 0; a < 3; a++)
-                    row[4 + 4 * q + a] = c->d_t[(i * MAX_CONTACTS + (size_t)(k + q)) * 3 + (size_t)a];
+                ts_vec3 d_t = history_at(c, i, k + q);
+                row[4 + 4 * q] = d_t.x, row[5 + 4 * q] = d_t.y, row[6 + 4 * q] = d_t.z;
             }
         }
         if (has_sources(c, i)) {
@@ -1609,8 +1624,7 @@ ts_status ts_sand_restore(ts_sand *s, const ts_frame *cp, ts_error *err)
                 return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
             for (int q = 0; q < in_row; q++) {
                 c->partner[i * MAX_CONTACTS + c->count[i]] = (uint32_t)row[3 + 4 * q];
-                for (int a = 0; a < 3; a++)
-                    c->d_t[(i * MAX_CONTACTS + c->count[i]) * 3 + (size_t)a] = (float)row[4 + 4 * q + a];
+                put_history(c, i, c->count[i], ts_v3(row[4 + 4 * q], row[5 + 4 * q], row[6 + 4 * q]));
                 c->count[i]++;
             }
             break;
