@@ -33,9 +33,11 @@
 #include "mesh.h"
 #include "rigid.h"
 #include "sph.h"
+#include "sph_loops.h"
 #include "../vdb/tsubu_vdb.h"
 
 #define NEIGHBOUR_LIST 64
+#define NEIGHBOUR_STRIDE (NEIGHBOUR_LIST + TS_SPH_LIST_SLACK)
 #define NEIGHBOUR_OVERFLOW 255
 /* Verlet lists hold the fluid within h + skin and serve until some particle
  * has moved half the skin. The skin is chosen at each build for the lists to
@@ -89,13 +91,14 @@ struct ts_water {
     float *x, *y, *z, *vx, *vy, *vz;
     float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
     float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
+    float *pos4, *vel4;          /* (x, y, z, rho) and (vx, vy, vz, P) packed: what the AVX2 loops read (sph_loops.h) */
     uint32_t *vlist;             /* Verlet lists: the fluid within h + skin at the last build, ... */
     uint32_t *vstart;            /* ... particle i's from vlist[vstart[i]] to vlist[vstart[i + 1]] */
     size_t vlist_cap;
     float *x0, *y0, *z0;         /* positions at the last build */
     float skin;
     int lists_stale;             /* rebuild before the next density pass */
-    uint32_t *nbr;               /* fluid neighbours found by the density pass, NEIGHBOUR_LIST per particle */
+    uint32_t *nbr;               /* fluid neighbours found by the density pass, NEIGHBOUR_STRIDE apart */
     uint8_t *nbr_n;              /* how many (NEIGHBOUR_OVERFLOW: too many, search again) */
     uint32_t *id;
     float *scratch;              /* permutation buffer, swapped with the array it sorts */
@@ -277,7 +280,12 @@ static ts_status alloc_particles(ts_water *w, ts_error *err)
     for (size_t i = 0; i < sizeof rigid_arrays / sizeof *rigid_arrays && st == TS_OK; i++)
         st = alloc_floats(rigid_arrays[i], w->n_rigid, err);
     if (st == TS_OK) {
-        w->nbr = malloc((w->cap ? w->cap : 1) * NEIGHBOUR_LIST * sizeof *w->nbr);
+        w->nbr = malloc((w->cap ? w->cap : 1) * NEIGHBOUR_STRIDE * sizeof *w->nbr);
+        st = alloc_floats(&w->pos4, 4 * w->cap, err);
+        if (st == TS_OK)
+            st = alloc_floats(&w->vel4, 4 * w->cap, err);
+        if (st != TS_OK)
+            return st;
         w->vstart = calloc(w->cap + 1, sizeof *w->vstart);
         if (!w->vstart)
             return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet lists of %zu particles", w->cap);
@@ -548,6 +556,8 @@ void ts_water_destroy(ts_water *w)
     free(w->id);
     free(w->scratch_id);
     free(w->nbr);
+    free(w->pos4);
+    free(w->vel4);
     free(w->vlist);
     free(w->vstart);
     free(w->nbr_n);
@@ -788,78 +798,48 @@ static inline int near_rigid(const ts_water *w, float x, float y, float z)
 
 /* --------------------------------------------------------------- density */
 
-/* The fluid of particle i's Verlet list within h of it, appended to f with
- * squared distances. Branch-free, because about half the list is out of
- * range: the entry is written always, the count moves only on a hit; the
- * last of FOUND_MAX slots takes any excess. FOUND_MAX is half as much again
- * as the neighbour list: for a particle with more neighbours than the list
- * holds, the force pass walks its whole Verlet list anyway. */
-#define FOUND_MAX (NEIGHBOUR_LIST * 3 / 2)
-typedef struct found_list {
-    int count;
-    uint32_t j[FOUND_MAX];
-    float r2[FOUND_MAX];
-} found_list;
-
-static void find_in_list(const ts_water *w, size_t i, float h2, found_list *f)
+static ts_sph_fluid fluid_arrays(const ts_water *w)
 {
-    const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
-    int count = 0;
-    for (uint32_t k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
-        uint32_t j = w->vlist[k];
-        float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
-        float r2 = dx * dx + dy * dy + dz * dz;
-        int slot = count < FOUND_MAX - 1 ? count : FOUND_MAX - 1;
-        f->j[slot] = j;
-        f->r2[slot] = r2;
-        count += r2 < h2;
-    }
-    f->count = count;
+    ts_sph_fluid f = {w->x, w->y, w->z, w->vx, w->vy, w->vz, w->rho, w->pr, w->P, w->inv_rho, w->pos4, w->vel4};
+    return f;
 }
 
-/* The sum of eq. 3.5 over a whole Verlet list: for crowds. */
-static float crowd_density_sum(const ts_water *w, size_t i, float h2)
+/* The packed records (sph_loops.h): positions before the density pass, the
+ * rest after it. */
+static void pack_positions(ts_water *w)
 {
-    float sum = 0.0f;
-    for (uint32_t k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
-        uint32_t j = w->vlist[k];
-        float dx = w->x[i] - w->x[j], dy = w->y[i] - w->y[j], dz = w->z[i] - w->z[j];
-        float d = h2 - (dx * dx + dy * dy + dz * dz);
-        if (d > 0.0f)
-            sum += d * d * d;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < w->n; i++)
+        w->pos4[4 * i] = w->x[i], w->pos4[4 * i + 1] = w->y[i], w->pos4[4 * i + 2] = w->z[i];
+}
+
+static void pack_density_and_velocity(ts_water *w)
+{
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < w->n; i++) {
+        w->pos4[4 * i + 3] = w->rho[i];
+        w->vel4[4 * i] = w->vx[i], w->vel4[4 * i + 1] = w->vy[i], w->vel4[4 * i + 2] = w->vz[i];
+        w->vel4[4 * i + 3] = w->P[i];
     }
-    return sum;
 }
 
 /* Density by eq. 3.5; the fluid neighbours found here (r < h) are kept for
- * the force pass, which then skips the search (up to NEIGHBOUR_LIST each). */
+ * the force pass, which then skips the search (up to NEIGHBOUR_LIST each;
+ * a particle with more has its whole Verlet list walked there). */
 static void compute_density(ts_water *w)
 {
     const float h2 = w->h * w->h, m_poly6 = (float)(w->mass * w->k.poly6), rho0 = (float)w->p.rest_density;
     const ts_grid *rg = &w->rgrid;
+    const ts_sph_fluid fluid = fluid_arrays(w);
+    const ts_sph_loops *loops = ts_sph_loops_select();
+    pack_positions(w);
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < w->n; i++) {
         const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
-        found_list f;
-        find_in_list(w, i, h2, &f);
-        float sum = 0.0f;
-        uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
-        int count = 0, overflow = f.count >= FOUND_MAX;
-        if (overflow) { /* a crowd beyond the found list (no list kept: the force pass walks the Verlet list) */
-            sum = crowd_density_sum(w, i, h2);
-        } else {
-            for (int k = 0; k < f.count; k++) {
-                float d = h2 - f.r2[k];
-                sum += d * d * d;
-                if (f.r2[k] > 1e-12f) { /* kept for the force pass (not i itself) */
-                    if (count < NEIGHBOUR_LIST)
-                        list[count++] = f.j[k];
-                    else
-                        overflow = 1;
-                }
-            }
-        }
-        w->nbr_n[i] = overflow ? NEIGHBOUR_OVERFLOW : (uint8_t)count;
+        int count;
+        float sum = loops->density_sum(&fluid, w->vlist + w->vstart[i], w->vstart[i + 1] - w->vstart[i], xi, yi, zi,
+                                       h2, w->nbr + i * NEIGHBOUR_STRIDE, NEIGHBOUR_LIST, &count);
+        w->nbr_n[i] = count > NEIGHBOUR_LIST ? NEIGHBOUR_OVERFLOW : (uint8_t)count;
         if (near_rigid(w, xi, yi, zi)) { /* rigid particles count as liquid of the same mass, eq. 3.33 */
             ts_neighbor_ranges r;
             ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
@@ -882,171 +862,60 @@ static void compute_density(ts_water *w)
         w->P[i] = p / (rho * rho);
         w->wgx[i] = ws.g[0], w->wgy[i] = ws.g[1], w->wgz[i] = ws.g[2];
     }
+    pack_density_and_velocity(w);
 }
 
 /* ------------------------------------------------------------------ forces */
 
-typedef struct pair_consts {
-    float h, h2, mass, spiky_grad, visc_lap, poly6_grad, mu, alpha_c_h, sigma;
-    int muller;                     /* which pressure force: Mueller's (eq. 3.16) or WCSPH's */
-} pair_consts;
-
-static pair_consts make_pair_consts(const ts_water *w)
+static ts_sph_pair_consts make_pair_consts(const ts_water *w)
 {
-    pair_consts c;
-    c.h = w->h;
-    c.h2 = w->h * w->h;
-    c.mass = w->mass;
-    c.spiky_grad = (float)w->k.spiky_grad;
-    c.visc_lap = (float)w->k.visc_lap;
-    c.poly6_grad = (float)ts_poly6_grad_coeff(&w->k);
-    c.mu = (float)w->p.viscosity;
-    c.alpha_c_h = w->p.muller ? 0.0f : (float)(w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h);
-    c.sigma = (float)w->p.surface_tension;
-    c.muller = w->p.muller;
+    ts_sph_pair_consts c;
+    double alpha_c_h = w->p.muller ? 0.0 : w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h;
+    ts_sph_pair_consts_init(&c, w->h, w->mass, w->k.spiky_grad, w->k.visc_lap, ts_poly6_grad_coeff(&w->k),
+                            w->p.viscosity, alpha_c_h, w->p.surface_tension, w->p.muller);
     return c;
 }
 
-/* What a pair term needs of one particle: density, pressure, p / rho^2, 1 / rho. */
-typedef struct sph_side {
-    float rho, p, P, inv_rho;
-} sph_side;
-
-static inline sph_side side_of(float rho, float p)
+/* The pair law between fluid particle i and a rigid particle, added to a. */
+static inline void pair_acceleration(const ts_sph_pair_consts *c, float dx, float dy, float dz, float r2, float dvx,
+                                     float dvy, float dvz, ts_sph_side si, ts_sph_side sj, float a[3])
 {
-    sph_side s = {rho, p, p / (rho * rho), 1.0f / rho};
-    return s;
-}
-
-/* Acceleration of particle i from neighbour j at squared distance r2 < h^2
- * is s (dx, dy, dz) - visc (dvx, dvy, dvz), from pressure (eq. 3.16 divided
- * by rho_i as in eq. 3.14 for Mueller, else the symmetric WCSPH form),
- * Monaghan's artificial viscosity, and viscosity (eq. 3.19 with the
- * Laplacian of eq. 3.32). The one pair law for fluid-fluid, fluid-rigid
- * (mirrored sides) and the rigid reactions; branch-free but for the form,
- * which the fluid loop fixes before it starts, so that it vectorises. */
-typedef struct pair_terms {
-    float s, visc;
-} pair_terms;
-
-static inline pair_terms pair_law(const pair_consts *c, int muller, float r2, float vdotx, sph_side si, sph_side sj)
-{
-    float r = sqrtf(r2), q = c->h - r;
-    float grad = c->spiky_grad * q * q / r;                          /* grad W_spiky / |x_ij|, eq. 3.30 */
-    float press = muller ? -c->mass * 0.5f * (si.p + sj.p) * si.inv_rho * sj.inv_rho /* eq. 3.16 / rho_i */
-                         : -c->mass * (si.P + sj.P);                                /* symmetric WCSPH form */
-    float approach = vdotx < 0.0f ? vdotx : 0.0f;                    /* (v_i - v_j) . (x_i - x_j) when closing */
-    press += 2.0f * c->alpha_c_h * c->mass * approach / ((r2 + 0.01f * c->h2) * (si.rho + sj.rho));
-    pair_terms t = {press * grad, c->mu * c->mass * c->visc_lap * q * si.inv_rho * sj.inv_rho};
-    return t;
-}
-
-static inline void pair_acceleration(const pair_consts *c, float dx, float dy, float dz, float r2, float dvx,
-                                     float dvy, float dvz, sph_side si, sph_side sj, float a[3])
-{
-    pair_terms t = pair_law(c, c->muller, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
+    ts_sph_pair_terms t = ts_sph_pair_law(c, c->muller, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
     a[0] += t.s * dx - t.visc * dvx;
     a[1] += t.s * dy - t.visc * dvy;
     a[2] += t.s * dz - t.visc * dvz;
 }
 
-#define NEIGHBOUR_BATCH 128
+#define CROWD_BATCH 128
 
-/* Fluid neighbours of one particle within h, gathered into arrays of their
- * own (offsets, velocity differences and sides), so that the pair loop reads
- * contiguous memory and runs in SIMD lanes. */
-typedef struct neighbour_batch {
-    int count;
-    float dx[NEIGHBOUR_BATCH], dy[NEIGHBOUR_BATCH], dz[NEIGHBOUR_BATCH], r2[NEIGHBOUR_BATCH];
-    float dvx[NEIGHBOUR_BATCH], dvy[NEIGHBOUR_BATCH], dvz[NEIGHBOUR_BATCH];
-    float rho[NEIGHBOUR_BATCH], p[NEIGHBOUR_BATCH], P[NEIGHBOUR_BATCH], inv_rho[NEIGHBOUR_BATCH];
-} neighbour_batch;
-
-static inline void batch_add(const ts_water *w, size_t i, uint32_t j, neighbour_batch *nb)
-{
-    int k = nb->count++;
-    float dx = w->x[i] - w->x[j], dy = w->y[i] - w->y[j], dz = w->z[i] - w->z[j];
-    nb->dx[k] = dx, nb->dy[k] = dy, nb->dz[k] = dz;
-    nb->r2[k] = dx * dx + dy * dy + dz * dz;
-    nb->dvx[k] = w->vx[i] - w->vx[j], nb->dvy[k] = w->vy[i] - w->vy[j], nb->dvz[k] = w->vz[i] - w->vz[j];
-    nb->rho[k] = w->rho[j], nb->p[k] = w->pr[j], nb->P[k] = w->P[j], nb->inv_rho[k] = w->inv_rho[j];
-}
-
-/* Forces from a batch of fluid neighbours (pair_law) and the colour field
- * with its Laplacian (eqs. 3.21-3.22) for surface tension. Inlined into
- * fluid_batch once per pressure form, so that the loop holds only its own. */
-static inline __attribute__((always_inline)) void fluid_batch_form(const ts_water *w, const pair_consts *c,
-                                                                   int muller, size_t i, const neighbour_batch *nb,
-                                                                   float acc[3], float n[3], float *lap)
-{
-    const sph_side si = {w->rho[i], w->pr[i], w->P[i], w->inv_rho[i]};
-    const float h2 = c->h2, m = c->mass, poly6_grad = c->poly6_grad;
-    float ax = 0, ay = 0, az = 0, nx = 0, ny = 0, nz = 0, lp = 0;
-    #pragma omp simd reduction(+ : ax, ay, az, nx, ny, nz, lp)
-    for (int k = 0; k < nb->count; k++) {
-        const float dx = nb->dx[k], dy = nb->dy[k], dz = nb->dz[k], r2 = nb->r2[k];
-        const float dvx = nb->dvx[k], dvy = nb->dvy[k], dvz = nb->dvz[k];
-        const sph_side sj = {nb->rho[k], nb->p[k], nb->P[k], nb->inv_rho[k]};
-        pair_terms t = pair_law(c, muller, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
-        ax += t.s * dx - t.visc * dvx;
-        ay += t.s * dy - t.visc * dvy;
-        az += t.s * dz - t.visc * dvz;
-        float d = h2 - r2, vol = m * sj.inv_rho;
-        float gw = vol * poly6_grad * d * d;                             /* colour field gradient, eq. 3.21 */
-        nx += gw * dx, ny += gw * dy, nz += gw * dz;
-        lp += vol * poly6_grad * d * (3.0f * h2 - 7.0f * r2);           /* its Laplacian, eq. 3.22 */
-    }
-    acc[0] += ax, acc[1] += ay, acc[2] += az;
-    n[0] += nx, n[1] += ny, n[2] += nz;
-    *lap += lp;
-}
-
-static void fluid_batch(const ts_water *w, const pair_consts *c, size_t i, const neighbour_batch *nb, float acc[3],
-                        float n[3], float *lap)
-{
-    if (c->muller)
-        fluid_batch_form(w, c, 1, i, nb, acc, n, lap);
-    else
-        fluid_batch_form(w, c, 0, i, nb, acc, n, lap);
-}
-
-/* All fluid neighbours of particle i in its Verlet list, in batches. */
-static void verlet_neighbour_forces(const ts_water *w, const pair_consts *c, size_t i, float acc[3], float n[3],
-                                    float *lap)
+/* All fluid neighbours of particle i in its Verlet list (a crowd beyond the
+ * neighbour list), in batches. */
+static void verlet_neighbour_forces(const ts_water *w, const ts_sph_loops *loops, const ts_sph_pair_consts *c,
+                                    const ts_sph_fluid *fluid, size_t i, ts_sph_pair_sums *sums)
 {
     const float xi = w->x[i], yi = w->y[i], zi = w->z[i], h2 = c->h2;
-    neighbour_batch nb;
-    nb.count = 0;
+    uint32_t batch[CROWD_BATCH];
+    int count = 0;
     for (uint32_t k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
         uint32_t j = w->vlist[k];
         float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
         float r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 < h2 && r2 > 1e-12f) {
-            batch_add(w, i, j, &nb);
-            if (nb.count == NEIGHBOUR_BATCH) {
-                fluid_batch(w, c, i, &nb, acc, n, lap);
-                nb.count = 0;
+        if (r2 < h2 && r2 > TS_SPH_SAME_POINT) {
+            batch[count++] = j;
+            if (count == CROWD_BATCH) {
+                loops->pair_forces(c, fluid, i, batch, count, sums);
+                count = 0;
             }
         }
     }
-    fluid_batch(w, c, i, &nb, acc, n, lap);
-}
-
-/* The fluid neighbours the density pass listed for particle i. */
-static void listed_neighbour_forces(const ts_water *w, const pair_consts *c, size_t i, float acc[3], float n[3],
-                                    float *lap)
-{
-    const uint32_t *list = w->nbr + i * NEIGHBOUR_LIST;
-    neighbour_batch nb;
-    nb.count = 0;
-    for (int k = 0; k < w->nbr_n[i]; k++)
-        batch_add(w, i, list[k], &nb);
-    fluid_batch(w, c, i, &nb, acc, n, lap);
+    loops->pair_forces(c, fluid, i, batch, count, sums);
 }
 
 static void compute_forces(ts_water *w)
 {
-    const pair_consts c = make_pair_consts(w);
+    const ts_sph_pair_consts c = make_pair_consts(w);
+    const ts_sph_fluid fluid = fluid_arrays(w);
+    const ts_sph_loops *loops = ts_sph_loops_select();
     const ts_grid *rg = &w->rgrid;
     const float gx = (float)w->p.gravity[0], gy = (float)w->p.gravity[1], gz = (float)w->p.gravity[2];
     const float normal_threshold = 0.1f / c.h;
@@ -1057,22 +926,22 @@ static void compute_forces(ts_water *w)
     for (size_t i = 0; i < w->n; i++) {
         const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
         const float rho_i = w->rho[i], p_i = w->pr[i];
-        float a[3] = {0, 0, 0}, n[3] = {0, 0, 0}, lap = 0.0f;
+        ts_sph_pair_sums sums = {{0, 0, 0}, {0, 0, 0}, 0.0f};
+        if (w->nbr_n[i] != NEIGHBOUR_OVERFLOW)
+            loops->pair_forces(&c, &fluid, i, w->nbr + i * NEIGHBOUR_STRIDE, w->nbr_n[i], &sums);
+        else /* a crowd beyond the list: the whole Verlet list */
+            verlet_neighbour_forces(w, loops, &c, &fluid, i, &sums);
+        float *a = sums.a, *n = sums.n, lap = sums.lap;
         ts_neighbor_ranges r;
-        if (w->nbr_n[i] != NEIGHBOUR_OVERFLOW) {
-            listed_neighbour_forces(w, &c, i, a, n, &lap);
-        } else { /* a crowd beyond the list: the whole Verlet list */
-            verlet_neighbour_forces(w, &c, i, a, n, &lap);
-        }
         if (near_rigid(w, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */
-            const sph_side mirror = side_of(rho_i, muller && p_i < 0.0f ? 0.0f : p_i);
+            const ts_sph_side mirror = ts_sph_side_of(rho_i, muller && p_i < 0.0f ? 0.0f : p_i);
             ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
             for (int q = 0; q < r.n; q++)
                 for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
                     uint32_t j = rg->sorted[k];
                     float dx = xi - w->rx[j], dy = yi - w->ry[j], dz = zi - w->rz[j];
                     float r2 = dx * dx + dy * dy + dz * dz;
-                    if (r2 >= c.h2 || r2 < 1e-12f)
+                    if (r2 >= c.h2 || r2 <= TS_SPH_SAME_POINT)
                         continue;
                     pair_acceleration(&c, dx, dy, dz, r2, w->vx[i] - w->rvx[j], w->vy[i] - w->rvy[j],
                                       w->vz[i] - w->rvz[j], mirror, mirror, a);
@@ -1098,7 +967,7 @@ static void compute_forces(ts_water *w)
  * fluid neighbours got from it, computed by the same pair function. */
 static void compute_rigid_reactions(ts_water *w)
 {
-    const pair_consts c = make_pair_consts(w);
+    const ts_sph_pair_consts c = make_pair_consts(w);
     const ts_grid *g = &w->grid;
     #pragma omp parallel for schedule(static)
     for (size_t b = 0; b < w->n_rigid; b++) {
@@ -1110,9 +979,9 @@ static void compute_rigid_reactions(ts_water *w)
             for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
                 float dx = w->x[j] - xb, dy = w->y[j] - yb, dz = w->z[j] - zb;
                 float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 >= c.h2 || r2 < 1e-12f)
+                if (r2 >= c.h2 || r2 <= TS_SPH_SAME_POINT)
                     continue;
-                sph_side mirror = side_of(w->rho[j], w->p.muller && w->pr[j] < 0.0f ? 0.0f : w->pr[j]);
+                ts_sph_side mirror = ts_sph_side_of(w->rho[j], w->p.muller && w->pr[j] < 0.0f ? 0.0f : w->pr[j]);
                 float a[3] = {0, 0, 0};
                 pair_acceleration(&c, dx, dy, dz, r2, w->vx[j] - w->rvx[b], w->vy[j] - w->rvy[b],
                                   w->vz[j] - w->rvz[b], mirror, mirror, a);

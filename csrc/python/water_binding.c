@@ -13,6 +13,7 @@
 #include "run_binding.h"
 
 #include "core/cache.h"
+#include "core/sph_loops.h"
 #include "core/water.h"
 
 static int read_params(PyObject *d, ts_water_params *p)
@@ -107,7 +108,21 @@ static PyObject *water_bake(PyObject *self, PyObject *args, PyObject *kw)
     return tsubu_bake(&WATER, args, kw);
 }
 
+static PyObject *sph_simd(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int allow = -1;
+    if (!PyArg_ParseTuple(args, "|p", &allow))
+        return NULL;
+    if (allow >= 0)
+        ts_sph_allow_simd(allow);
+    return PyUnicode_FromString(ts_sph_loops_select()->name);
+}
+
 PyMethodDef tsubu_water_methods[] = {
+    {"sph_simd", sph_simd, METH_VARARGS,
+     "sph_simd([allow]) -> 'avx2' or 'portable': the form of the SPH inner loops in use; sph_simd(False) "
+     "turns AVX2 off (both forms give the same bits; the tests compare them)."},
     {"water_bake", (PyCFunction)(void (*)(void))water_bake, METH_VARARGS | METH_KEYWORDS,
      "water_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
      "max_substeps=400, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the water effect (see "
