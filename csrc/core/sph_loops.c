@@ -71,6 +71,22 @@ static float density_sum_portable(const ts_sph_fluid *f, const uint32_t *list, u
     return sum_lanes(lane);
 }
 
+static uint32_t within_ranges_portable(const float *x, const float *y, const float *z, const ts_neighbor_ranges *r,
+                                       float xi, float yi, float zi, float reach2, uint32_t *out)
+{
+    uint32_t count = 0;
+    for (int q = 0; q < r->n; q++)
+        for (uint32_t j = r->begin[q]; j < r->end[q]; j++) {
+            float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+            if (dx * dx + dy * dy + dz * dz < reach2) {
+                if (out)
+                    out[count] = j;
+                count++;
+            }
+        }
+    return count;
+}
+
 /* What neighbour j adds to particle i's sums. */
 typedef struct pair_parts {
     float ax, ay, az, nx, ny, nz, lap;
@@ -206,6 +222,34 @@ AVX2 static float density_sum_avx2(const ts_sph_fluid *f, const uint32_t *list, 
     return sum_lanes(lanes);
 }
 
+AVX2 static uint32_t within_ranges_avx2(const float *x, const float *y, const float *z, const ts_neighbor_ranges *r,
+                                        float xi, float yi, float zi, float reach2, uint32_t *out)
+{
+    const __m256 vxi = _mm256_set1_ps(xi), vyi = _mm256_set1_ps(yi), vzi = _mm256_set1_ps(zi);
+    const __m256 vreach2 = _mm256_set1_ps(reach2);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    uint32_t count = 0;
+    for (int q = 0; q < r->n; q++)
+        for (uint32_t j = r->begin[q]; j < r->end[q]; j += LANES) {
+            __m256i use = lanes_in_use(r->end[q] - j);      /* masked loads: never past the arrays' end */
+            __m256 dx = _mm256_sub_ps(vxi, _mm256_maskload_ps(x + j, use));
+            __m256 dy = _mm256_sub_ps(vyi, _mm256_maskload_ps(y + j, use));
+            __m256 dz = _mm256_sub_ps(vzi, _mm256_maskload_ps(z + j, use));
+            __m256 r2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                                      _mm256_mul_ps(dz, dz));
+            unsigned hits = (unsigned)_mm256_movemask_ps(
+                _mm256_and_ps(_mm256_cmp_ps(r2, vreach2, _CMP_LT_OQ), _mm256_castsi256_ps(use)));
+            int found = __builtin_popcount(hits);
+            if (out && found) {
+                __m256i order = _mm256_loadu_si256((const __m256i *)compaction[hits]);
+                __m256i js = _mm256_add_epi32(_mm256_set1_epi32((int)j), _mm256_permutevar8x32_epi32(lane, order));
+                _mm256_storeu_si256((__m256i *)(out + count), js);
+            }
+            count += (uint32_t)found;
+        }
+    return count;
+}
+
 /* Mueller's form needs p_j itself, which the records do not carry. */
 AVX2 static inline __m256 pressures(const float *p, const uint32_t j[LANES])
 {
@@ -296,9 +340,10 @@ AVX2 static void pair_forces_avx2(const ts_sph_pair_consts *c, const ts_sph_flui
 
 /* ----------------------------------------------------------------- dispatch */
 
-static const ts_sph_loops portable_loops = {"portable", density_sum_portable, pair_forces_portable};
+static const ts_sph_loops portable_loops = {"portable", density_sum_portable, pair_forces_portable,
+                                            within_ranges_portable};
 #ifdef TS_HAVE_AVX2_FORM
-static const ts_sph_loops avx2_loops = {"avx2", density_sum_avx2, pair_forces_avx2};
+static const ts_sph_loops avx2_loops = {"avx2", density_sum_avx2, pair_forces_avx2, within_ranges_avx2};
 #endif
 static atomic_int simd_allowed = 1;
 

@@ -9,6 +9,9 @@
  * give the same bits: a bake is the same on every machine, and the tests
  * compare the two forms exactly.
  *
+ * A third loop builds Verlet lists from a grid's cell rows; there the
+ * neighbours are contiguous and the AVX2 form loads eight at once.
+ *
  * The pair law is here too, as an inline function, because the rigid-body
  * coupling uses it one pair at a time.
  */
@@ -18,6 +21,8 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "grid.h"
 
 /* Constants of the pair law, each product formed once so that every form of
  * the loop multiplies the same numbers. */
@@ -112,6 +117,13 @@ typedef struct ts_sph_loops {
      * list[0..count) of particle i (each within h of it, none i itself). */
     void (*pair_forces)(const ts_sph_pair_consts *c, const ts_sph_fluid *f, size_t i, const uint32_t *list,
                         int count, ts_sph_pair_sums *sums);
+
+    /* The particles j in the ranges r (contiguous in the arrays: a sorted
+     * grid's cell rows) with |x_j - (xi, yi, zi)|^2 < reach2, in range
+     * order: how many, and written to out unless NULL (out needs
+     * TS_SPH_LIST_SLACK room beyond them). Builds Verlet lists. */
+    uint32_t (*within_ranges)(const float *x, const float *y, const float *z, const ts_neighbor_ranges *r,
+                              float xi, float yi, float zi, float reach2, uint32_t *out);
 } ts_sph_loops;
 
 /* The AVX2 form where the CPU has it and it is allowed, else the portable one. */

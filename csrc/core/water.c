@@ -22,6 +22,7 @@
 #include "water.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,13 @@ typedef struct inflow {
     int start, end;
 } inflow;
 
+/* One thread's share of a Verlet list build: the lists of its block of
+ * particles, gathered here in one pass, then copied into place. */
+typedef struct list_block {
+    uint32_t *entries;
+    size_t cap, used, offset;
+} list_block;
+
 typedef struct collider_entry {
     ts_collider c;
     ts_motion m;
@@ -95,6 +103,8 @@ struct ts_water {
     uint32_t *vlist;             /* Verlet lists: the fluid within h + skin at the last build, ... */
     uint32_t *vstart;            /* ... particle i's from vlist[vstart[i]] to vlist[vstart[i + 1]] */
     size_t vlist_cap;
+    list_block *blocks;          /* one per thread (build_lists) */
+    int n_blocks;
     float *x0, *y0, *z0;         /* positions at the last build */
     float skin;
     int lists_stale;             /* rebuild before the next density pass */
@@ -557,6 +567,9 @@ void ts_water_destroy(ts_water *w)
     free(w->scratch_id);
     free(w->nbr);
     free(w->pos4);
+    for (int b = 0; b < w->n_blocks; b++)
+        free(w->blocks[b].entries);
+    free(w->blocks);
     free(w->vel4);
     free(w->vlist);
     free(w->vstart);
@@ -704,28 +717,47 @@ static void sort_floats(ts_water *w, float **a)
     *a = out;
 }
 
-/* The fluid within h + skin of particle i (i itself too) from the grid, in
- * grid order: counted when list is NULL, else written to it. */
-static uint32_t verlet_neighbours(const ts_water *w, size_t i, uint32_t *list)
+static ts_status reserve_blocks(ts_water *w, int threads, ts_error *err)
 {
-    const float reach = w->h + w->skin, reach2 = reach * reach, xi = w->x[i], yi = w->y[i], zi = w->z[i];
-    ts_neighbor_ranges r;
-    ts_grid_ranges_within(&w->grid, xi, yi, zi, reach, &r);
-    uint32_t count = 0;
-    for (int q = 0; q < r.n; q++)
-        for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
-            float dx = xi - w->x[j], dy = yi - w->y[j], dz = zi - w->z[j];
-            if (dx * dx + dy * dy + dz * dz < reach2) {
-                if (list)
-                    list[count] = j;
-                count++;
-            }
-        }
-    return count;
+    if (threads <= w->n_blocks)
+        return TS_OK;
+    list_block *b = realloc(w->blocks, (size_t)threads * sizeof *b);
+    if (!b)
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet list build");
+    memset(b + w->n_blocks, 0, (size_t)(threads - w->n_blocks) * sizeof *b);
+    w->blocks = b;
+    w->n_blocks = threads;
+    return TS_OK;
+}
+
+/* The Verlet lists of particles [lo, hi) - the fluid within h + skin of
+ * each, itself too, in grid order - appended to block b, their lengths to
+ * vstart[i + 1]; the positions they were built at kept. 0 when out of memory. */
+static int fill_list_block(ts_water *w, const ts_sph_loops *loops, size_t lo, size_t hi, list_block *b)
+{
+    const float reach = w->h + w->skin;
+    b->used = 0;
+    for (size_t i = lo; i < hi; i++) {
+        const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
+        ts_neighbor_ranges r;
+        ts_grid_ranges_within(&w->grid, xi, yi, zi, reach, &r);
+        size_t most = b->used + TS_SPH_LIST_SLACK;
+        for (int q = 0; q < r.n; q++)
+            most += r.end[q] - r.begin[q];
+        if (most > b->cap && ts_grow((void **)&b->entries, &b->cap, most, sizeof *b->entries) != 0)
+            return 0;
+        uint32_t count = loops->within_ranges(w->x, w->y, w->z, &r, xi, yi, zi, reach * reach, b->entries + b->used);
+        w->vstart[i + 1] = count;
+        b->used += count;
+        w->x0[i] = xi, w->y0[i] = yi, w->z0[i] = zi;
+    }
+    return 1;
 }
 
 /* Sort the fluid into cell order, grid it with cells of (h + skin) / 2 and
- * build every particle's Verlet list (count, offsets, fill). */
+ * build every particle's Verlet list: each thread lists its block of
+ * particles into a buffer of its own in one pass; the blocks are then copied
+ * end to end (the lists do not depend on the number of threads). */
 static ts_status build_lists(ts_water *w, ts_error *err)
 {
     /* the distance of VERLET_STEPS steps of the CFL limit at the top speed, twice (the lists serve
@@ -734,7 +766,10 @@ static ts_status build_lists(ts_water *w, ts_error *err)
     double c = ts_sph_sound_speed(&w->eos), step = w->p.cfl_number * w->h / (c + w->v_max + 1e-9);
     double skin = 2.0 * VERLET_STEPS * w->v_max * step / w->h;
     w->skin = w->h * (float)(skin < SKIN_MIN ? SKIN_MIN : (skin > SKIN_MAX ? SKIN_MAX : skin));
-    ts_status st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, 0.5f * (w->h + w->skin), w->domain, err);
+    const int threads = omp_get_max_threads();
+    ts_status st = reserve_blocks(w, threads, err);
+    if (st == TS_OK)
+        st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, 0.5f * (w->h + w->skin), w->domain, err);
     if (st != TS_OK)
         return st;
     float **arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz};
@@ -746,25 +781,42 @@ static ts_status build_lists(ts_water *w, ts_error *err)
     w->scratch_id = w->id;
     w->id = ids;
     /* from here on the grid's cell ranges are index ranges of the sorted arrays */
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < w->n; i++)
-        w->vstart[i + 1] = verlet_neighbours(w, i, NULL);
+    const ts_sph_loops *loops = ts_sph_loops_select();
+    int out_of_memory = 0;
     size_t total = 0;
     w->vstart[0] = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        total += w->vstart[i + 1];
-        if (total > UINT32_MAX)
-            return ts_fail(err, TS_ERR_NOMEM, "water: %zu particles need more than 4G Verlet list entries; "
-                           "use a larger particle radius", w->n);
-        w->vstart[i + 1] = (uint32_t)total;
+    #pragma omp parallel num_threads(threads)
+    {
+        const int t = omp_get_thread_num(), team = omp_get_num_threads();
+        const size_t lo = w->n * (size_t)t / (size_t)team, hi = w->n * (size_t)(t + 1) / (size_t)team;
+        list_block *b = &w->blocks[t];
+        if (!fill_list_block(w, loops, lo, hi, b)) {
+            #pragma omp atomic write
+            out_of_memory = 1;
+        }
+        #pragma omp barrier
+        #pragma omp single
+        {
+            for (int k = 0; k < team; k++) {
+                w->blocks[k].offset = total;
+                total += w->blocks[k].used;
+            }
+            if (total > UINT32_MAX || ts_grow((void **)&w->vlist, &w->vlist_cap, total, sizeof *w->vlist) != 0)
+                out_of_memory = 1;
+        }
+        if (!out_of_memory) {
+            memcpy(w->vlist + b->offset, b->entries, b->used * sizeof *b->entries);
+            size_t end = b->offset;
+            for (size_t i = lo; i < hi; i++) {
+                end += w->vstart[i + 1];
+                w->vstart[i + 1] = (uint32_t)end;
+            }
+        }
     }
-    if (ts_grow((void **)&w->vlist, &w->vlist_cap, total, sizeof *w->vlist) != 0)
-        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for Verlet lists of %zu entries", total);
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < w->n; i++) {
-        verlet_neighbours(w, i, w->vlist + w->vstart[i]);
-        w->x0[i] = w->x[i], w->y0[i] = w->y[i], w->z0[i] = w->z[i];
-    }
+    if (out_of_memory)
+        return ts_fail(err, TS_ERR_NOMEM, total > UINT32_MAX ? "water: %zu particles need more than 4G Verlet list "
+                       "entries; use a larger particle radius" : "water: out of memory for the Verlet lists of %zu "
+                       "particles", w->n);
     w->lists_stale = 0;
     return TS_OK;
 }
