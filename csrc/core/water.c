@@ -885,7 +885,7 @@ static void compute_density(ts_water *w)
     const ts_sph_fluid fluid = fluid_arrays(w);
     const ts_sph_loops *loops = ts_sph_loops_select();
     pack_positions(w);
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(dynamic, 256) /* as in compute_forces */
     for (size_t i = 0; i < w->n; i++) {
         const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
         int count;
@@ -973,8 +973,9 @@ static void compute_forces(ts_water *w)
     const float normal_threshold = 0.1f / c.h;
     const float wall_scale = w->p.muller ? 1.0f : 2.0f;
     const int muller = w->p.muller;
-    double a_max = 0.0;
-    #pragma omp parallel for schedule(static) reduction(max : a_max)
+    double a2_max = 0.0;
+    /* dynamic: the work per particle varies (neighbour count, bodies, walls); each particle's sums are its own */
+    #pragma omp parallel for schedule(dynamic, 256) reduction(max : a2_max)
     for (size_t i = 0; i < w->n; i++) {
         const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
         const float rho_i = w->rho[i], p_i = w->pr[i];
@@ -999,7 +1000,7 @@ static void compute_forces(ts_water *w)
                                       w->vz[i] - w->rvz[j], mirror, mirror, a);
                 }
         }
-        float pw = wall_scale * p_i / (rho_i * rho_i);                 /* walls: mirrored pressure */
+        float pw = wall_scale * w->P[i];                                /* walls: mirrored pressure */
         a[0] += pw * w->wgx[i], a[1] += pw * w->wgy[i], a[2] += pw * w->wgz[i];
         float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         if (c.sigma > 0.0f && n_len > normal_threshold) {               /* eq. 3.23 */
@@ -1008,11 +1009,11 @@ static void compute_forces(ts_water *w)
         }
         a[0] += gx, a[1] += gy, a[2] += gz;
         w->ax[i] = a[0], w->ay[i] = a[1], w->az[i] = a[2];
-        double am = sqrt((double)a[0] * a[0] + (double)a[1] * a[1] + (double)a[2] * a[2]);
-        if (am > a_max)
-            a_max = am;
+        double a2 = (double)a[0] * a[0] + (double)a[1] * a[1] + (double)a[2] * a[2];
+        if (a2 > a2_max)
+            a2_max = a2;
     }
-    w->a_max = a_max;
+    w->a_max = sqrt(a2_max);
 }
 
 /* Reaction on each rigid particle: minus the mass-weighted acceleration its
