@@ -48,24 +48,45 @@ static float sum_lanes(const float l[LANES])
 
 /* ------------------------------------------------------------ portable form */
 
+/* The indices of a group: list[k..k+8) itself, or for a last group of fewer
+ * the ones there are, padded with the first (its lanes are masked out). */
+static inline const uint32_t *group_indices(const uint32_t *list, uint32_t k, uint32_t n, uint32_t pad[LANES])
+{
+    if (n - k >= LANES)
+        return list + k;
+    for (uint32_t l = 0; l < LANES; l++)
+        pad[l] = list[k + (k + l < n ? l : 0)];
+    return pad;
+}
+
+/* The portable form works in groups of eight too, each step over the group a
+ * loop of eight the compiler turns into vector code (SSE: two halves). */
+
 static float density_sum_portable(const ts_sph_fluid *f, const uint32_t *list, uint32_t n, float xi, float yi,
                                   float zi, float h2, uint32_t *near, int cap, int *near_count)
 {
     float lane[LANES] = {0};
     int count = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t j = list[k];
-        float dx = xi - f->x[j], dy = yi - f->y[j], dz = zi - f->z[j];
-        float r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 < h2) {
-            float d = h2 - r2;
-            lane[k % LANES] += d * d * d;
-            if (r2 > TS_SPH_SAME_POINT) {
+    for (uint32_t k = 0; k < n; k += LANES) {
+        uint32_t pad[LANES];
+        const uint32_t *j = group_indices(list, k, n, pad);
+        float r2[LANES];
+        int inside[LANES];
+        for (int l = 0; l < LANES; l++) {
+            float dx = xi - f->x[j[l]], dy = yi - f->y[j[l]], dz = zi - f->z[j[l]];
+            r2[l] = dx * dx + dy * dy + dz * dz;
+            inside[l] = k + (uint32_t)l < n && r2[l] < h2;
+        }
+        for (int l = 0; l < LANES; l++) {
+            float d = h2 - r2[l];
+            lane[l] += inside[l] ? d * d * d : 0.0f;
+        }
+        for (int l = 0; l < LANES; l++)
+            if (inside[l] && r2[l] > TS_SPH_SAME_POINT) {
                 if (count < cap)
-                    near[count] = j;
+                    near[count] = j[l];
                 count++;
             }
-        }
     }
     *near_count = count;
     return sum_lanes(lane);
@@ -106,26 +127,55 @@ static inline pair_parts pair_contribution(const ts_sph_pair_consts *c, int mull
     return p;
 }
 
+static inline __attribute__((always_inline)) void pair_forces_portable_form(
+    const ts_sph_pair_consts *c, int muller, const ts_sph_fluid *f, size_t i, const uint32_t *list, int count,
+    ts_sph_pair_sums *sums)
+{
+    const ts_sph_side si = {f->rho[i], f->p[i], f->P[i], f->inv_rho[i]};
+    float ax[LANES] = {0}, ay[LANES] = {0}, az[LANES] = {0}, nx[LANES] = {0}, ny[LANES] = {0}, nz[LANES] = {0};
+    float lap[LANES] = {0};
+    for (int k = 0; k < count; k += LANES) {
+        uint32_t pad[LANES];
+        const uint32_t *j = group_indices(list, (uint32_t)k, (uint32_t)count, pad);
+        float dx[LANES], dy[LANES], dz[LANES], dvx[LANES], dvy[LANES], dvz[LANES];
+        float rho[LANES], p[LANES], P[LANES], inv_rho[LANES];
+        for (int l = 0; l < LANES; l++) {
+            dx[l] = f->x[i] - f->x[j[l]], dy[l] = f->y[i] - f->y[j[l]], dz[l] = f->z[i] - f->z[j[l]];
+            dvx[l] = f->vx[i] - f->vx[j[l]], dvy[l] = f->vy[i] - f->vy[j[l]], dvz[l] = f->vz[i] - f->vz[j[l]];
+            rho[l] = f->rho[j[l]], p[l] = muller ? f->p[j[l]] : 0.0f, P[l] = f->P[j[l]], inv_rho[l] = f->inv_rho[j[l]];
+        }
+        /* a full group in vector code; the last, partial one lane by lane (its
+         * unused lanes add nothing, as the AVX2 form's add exactly zero) */
+        int used = count - k < LANES ? count - k : LANES;
+        if (used == LANES) {
+            #pragma omp simd
+            for (int l = 0; l < LANES; l++) {
+                const ts_sph_side sj = {rho[l], p[l], P[l], inv_rho[l]};
+                pair_parts q = pair_contribution(c, muller, dx[l], dy[l], dz[l], dvx[l], dvy[l], dvz[l], si, sj);
+                ax[l] += q.ax, ay[l] += q.ay, az[l] += q.az, nx[l] += q.nx, ny[l] += q.ny, nz[l] += q.nz;
+                lap[l] += q.lap;
+            }
+        } else {
+            for (int l = 0; l < used; l++) {
+                const ts_sph_side sj = {rho[l], p[l], P[l], inv_rho[l]};
+                pair_parts q = pair_contribution(c, muller, dx[l], dy[l], dz[l], dvx[l], dvy[l], dvz[l], si, sj);
+                ax[l] += q.ax, ay[l] += q.ay, az[l] += q.az, nx[l] += q.nx, ny[l] += q.ny, nz[l] += q.nz;
+                lap[l] += q.lap;
+            }
+        }
+    }
+    sums->a[0] += sum_lanes(ax), sums->a[1] += sum_lanes(ay), sums->a[2] += sum_lanes(az);
+    sums->n[0] += sum_lanes(nx), sums->n[1] += sum_lanes(ny), sums->n[2] += sum_lanes(nz);
+    sums->lap += sum_lanes(lap);
+}
+
 static void pair_forces_portable(const ts_sph_pair_consts *c, const ts_sph_fluid *f, size_t i, const uint32_t *list,
                                  int count, ts_sph_pair_sums *sums)
 {
-    const ts_sph_side si = {f->rho[i], f->p[i], f->P[i], f->inv_rho[i]};
-    float lane[7][LANES] = {{0}};
-    for (int k = 0; k < count; k++) {
-        uint32_t j = list[k];
-        const ts_sph_side sj = {f->rho[j], c->muller ? f->p[j] : 0.0f, f->P[j], f->inv_rho[j]};
-        pair_parts p = pair_contribution(c, c->muller, f->x[i] - f->x[j], f->y[i] - f->y[j], f->z[i] - f->z[j],
-                                         f->vx[i] - f->vx[j], f->vy[i] - f->vy[j], f->vz[i] - f->vz[j], si, sj);
-        int l = k % LANES;
-        lane[0][l] += p.ax, lane[1][l] += p.ay, lane[2][l] += p.az;
-        lane[3][l] += p.nx, lane[4][l] += p.ny, lane[5][l] += p.nz;
-        lane[6][l] += p.lap;
-    }
-    for (int a = 0; a < 3; a++) {
-        sums->a[a] += sum_lanes(lane[a]);
-        sums->n[a] += sum_lanes(lane[3 + a]);
-    }
-    sums->lap += sum_lanes(lane[6]);
+    if (c->muller)
+        pair_forces_portable_form(c, 1, f, i, list, count, sums);
+    else
+        pair_forces_portable_form(c, 0, f, i, list, count, sums);
 }
 
 /* ---------------------------------------------------------------- AVX2 form */
@@ -138,17 +188,6 @@ AVX2 static inline __m256i lanes_in_use(uint32_t left)
 {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(left < LANES ? (int)left : LANES), lane);
-}
-
-/* The indices of a group: list[k..k+8) itself, or for a last group of fewer
- * the ones there are, padded with the first (its lanes are masked out). */
-static inline const uint32_t *group_indices(const uint32_t *list, uint32_t k, uint32_t n, uint32_t pad[LANES])
-{
-    if (n - k >= LANES)
-        return list + k;
-    for (uint32_t l = 0; l < LANES; l++)
-        pad[l] = list[k + (k + l < n ? l : 0)];
-    return pad;
 }
 
 /* The float4 records of particles j[0..8) turned into four vectors, one per
