@@ -1,13 +1,17 @@
-/* sph_loops.c - the neighbour search and the pair-force loop of SPH, in a
- * portable form and an AVX2 form that give the same bits (see sph_loops.h).
+/* sph_loops.c - the neighbour search, the density sum and the pair-force
+ * loop of SPH, in a portable form and an AVX2 form that give the same bits
+ * (see sph_loops.h).
  *
- * Why two forms: both loops read their neighbours through an index list,
+ * Why two forms: the loops read their neighbours through an index list,
  * and a scalar loop spends most of its instructions fetching them one float
- * at a time and copying them into arrays a vector loop can use. AVX2's
- * gathers fetch eight at once into registers, so the AVX2 form needs about
- * a third of the instructions. It is compiled for AVX2 alone (no FMA), and
- * every expression keeps the portable form's order, because the forms must
- * round alike; the sums run in eight lanes in both, added up the same way.
+ * at a time. The AVX2 form reads each neighbour's packed record with one
+ * load and turns eight records into vectors with a transpose; AVX2's gather
+ * instructions were measured slower than that on AMD Zen 3. It is compiled
+ * for AVX2 alone (no FMA), and every expression keeps the portable form's
+ * order, because the forms must round alike; the sums run in eight lanes
+ * in both, added up the same way. The density sum is taken during the
+ * search itself: keeping the distances for a second loop made that loop
+ * wait on its own stores.
  */
 #include "sph_loops.h"
 

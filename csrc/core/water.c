@@ -6,7 +6,8 @@
  *      pose and get a grid of their own; inflow objects top up their volume;
  *   2. density of every fluid particle, eq. 3.5, with the wall weight of
  *      colliders and domain sides; pressure from the equation of state; the
- *      neighbours found are kept for step 3;
+ *      neighbours found are kept for step 3 (this search and step 3's pair
+ *      loop are in sph_loops.c, in an AVX2 and a portable form);
  *   3. acceleration of every fluid particle: pressure (eq. 3.16, or the
  *      symmetric WCSPH form), viscosity (eq. 3.19 and artificial viscosity),
  *      surface tension (eqs. 3.20-3.23), walls, gravity; rigid particles act
@@ -567,10 +568,10 @@ void ts_water_destroy(ts_water *w)
     free(w->scratch_id);
     free(w->nbr);
     free(w->pos4);
+    free(w->vel4);
     for (int b = 0; b < w->n_blocks; b++)
         free(w->blocks[b].entries);
     free(w->blocks);
-    free(w->vel4);
     free(w->vlist);
     free(w->vstart);
     free(w->nbr_n);
@@ -813,10 +814,11 @@ static ts_status build_lists(ts_water *w, ts_error *err)
             }
         }
     }
+    if (total > UINT32_MAX)
+        return ts_fail(err, TS_ERR_NOMEM, "water: %zu particles need more than 4G Verlet list entries; "
+                       "use a larger particle radius", w->n);
     if (out_of_memory)
-        return ts_fail(err, TS_ERR_NOMEM, total > UINT32_MAX ? "water: %zu particles need more than 4G Verlet list "
-                       "entries; use a larger particle radius" : "water: out of memory for the Verlet lists of %zu "
-                       "particles", w->n);
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet lists of %zu particles", w->n);
     w->lists_stale = 0;
     return TS_OK;
 }
