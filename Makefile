@@ -19,10 +19,10 @@ BENCH_SRC   := tests/c/bench_core.c
 VENVS       := .venv/bpy-4.2 .venv/bpy-4.5
 
 WARN        := -Wall -Wextra
-CFLAGS_OPT  := -std=c11 -D_GNU_SOURCE -O3 -fno-math-errno -fopenmp -fPIC $(WARN)
+CFLAGS_OPT  := -std=c11 -D_GNU_SOURCE -O3 -fno-math-errno -ffp-contract=off -fopenmp -fPIC $(WARN)
 CXXFLAGS    := -std=c++17 -O3 -fPIC $(WARN)
 SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-CFLAGS_SAN  := -std=c11 -D_GNU_SOURCE -O1 -fno-math-errno -g -fopenmp $(SAN) $(WARN)
+CFLAGS_SAN  := -std=c11 -D_GNU_SOURCE -O1 -fno-math-errno -ffp-contract=off -g -fopenmp $(SAN) $(WARN)
 LIBS        := -lopenvdb -lImath-3_1 -ltbb -lz -lqhull_r -lpthread -lm -lstdc++
 
 .PHONY: all setup build test test-c test-python test-blender bench clean fuzz addon-zip demo
