@@ -96,6 +96,7 @@ def bench_water():
     import subprocess
     import sys
     rows = []
+    print(f"water: SPH inner loops in their {_core.sph_simd()} form (csrc/core/sph_loops.c)", flush=True)
     # 'falling': the first frames of the dam break, slow enough that the Verlet lists serve a
     # whole frame; 'thrown': the column thrown at 4 m/s, which makes the lists be rebuilt every
     # third step or so, as in the fast splashes of a bake
