@@ -12,7 +12,10 @@
 #include <openvdb/tools/Filter.h>
 #include <openvdb/tools/LevelSetUtil.h>
 #include <openvdb/tools/MeshToVolume.h>
+#include <openvdb/tools/Morphology.h>
 #include <openvdb/tools/ParticlesToLevelSet.h>
+#include <openvdb/tools/Prune.h>
+#include <openvdb/tools/SignedFloodFill.h>
 #include <openvdb/tools/VolumeToMesh.h>
 
 #include <cstdio>
@@ -217,6 +220,22 @@ ts_status tsvdb_mesh_to_dense_sdf(const float *vertices, size_t vertex_count, co
     });
 }
 
+// Overlapping spheres leave the whole inside of the liquid active (a sphere's
+// centre is never more than a band's width from the surface of the next), so
+// later passes would work through the liquid's volume: keep only the voxels
+// within half_width voxels of the zero crossing, the rest inactive at
+// -background inside and +background outside.
+static void narrow_band(openvdb::FloatGrid &grid, double half_width)
+{
+    auto crossing = openvdb::tools::extractIsosurfaceMask(grid, 0.0f);
+    openvdb::BoolTree &band = crossing->tree();
+    openvdb::tools::dilateActiveValues(band, int(std::ceil(half_width)), openvdb::tools::NN_FACE_EDGE,
+                                       openvdb::tools::IGNORE_TILES);
+    grid.tree().topologyIntersection(band);
+    openvdb::tools::signedFloodFill(grid.tree());
+    openvdb::tools::pruneLevelSet(grid.tree());
+}
+
 ts_status tsvdb_particles_to_level_set(const float *x, const float *y, const float *z, const float *radius,
                                        float radius_all, size_t count, double voxel_size, double half_width,
                                        tsvdb_grid **out, ts_error *err)
@@ -236,6 +255,7 @@ ts_status tsvdb_particles_to_level_set(const float *x, const float *y, const flo
             sphere_list list{x, y, z, radius, radius_all, count};
             raster.rasterizeSpheres(list);
             raster.finalize(true);
+            narrow_band(*grid, half_width);
         }
         *out = wrap(grid);
         return TS_OK;

@@ -22,6 +22,26 @@ def test_particle_surface_and_mesh_volume(tmp_path):
     assert mesh_volume(v, t) == pytest.approx(1.0, rel=0.02)
 
 
+def test_particle_level_set_is_a_narrow_band():
+    """A block of overlapping particles: only a band of 3 voxels each side of the surface
+    stays active (the spheres' own bands would fill the whole block: 3x as many voxels),
+    the deep inside reads -3 voxels, and the meshed surface is the block grown by about a
+    particle radius."""
+    spacing, radius, voxel = 0.02, 0.02, 0.005
+    side = 30
+    i = np.arange(side ** 3)
+    pos = np.stack([i % side, i // side % side, i // side // side], axis=1).astype(np.float32) * spacing
+    g = _core.particles_to_level_set(pos, radius, voxel)
+    block = (side - 1) * spacing
+    shell = 6 * (block + 2 * radius) ** 2 * 6 * voxel / voxel ** 3  # six faces, 6 voxels thick
+    assert g.active_voxels < 1.3 * shell, g.active_voxels
+    centre = block / 2
+    assert g.sample((centre, centre, centre)) == pytest.approx(-3 * voxel)
+    v, t = g.to_mesh()
+    grown = (mesh_volume(v, t) ** (1 / 3) - block) / 2
+    assert 0.75 * radius < grown < 1.0 * radius, grown
+
+
 def test_fog_and_files(tmp_path):
     values = np.zeros((4, 5, 6), np.float32)
     values[1:3, 2:4, 1:5] = np.arange(16, dtype=np.float32).reshape(2, 2, 4) + 1
