@@ -1,8 +1,9 @@
 /* test_sph_loops.c - the SPH inner loops (sph_loops.h): the AVX2 and the
  * portable form give the same bits on a random cloud, for every list length
  * (full groups of eight and every tail), with and without a full neighbour
- * list, in both pressure forms; and the portable form agrees with the sums
- * written out plainly in double precision. */
+ * list, in both pressure forms; both build the same Verlet lists, those of a
+ * brute-force search; and the portable form agrees with the sums written out
+ * plainly in double precision. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,42 @@ static void test_forms_give_the_same_bits(void)
     }
 }
 
+/* Verlet lists from a grid's cell rows: both forms list the same particles,
+ * exactly those within reach (brute force), in the same order. */
+static void test_forms_list_the_same_neighbours(void)
+{
+    static cloud c;
+    const float h = 0.04f, reach = 1.25f * h;
+    make_cloud(&c, h);
+    ts_grid g;
+    ts_grid_init(&g);
+    ts_error err;
+    CHECK(ts_grid_build(&g, c.x, c.y, c.z, CLOUD, 0.5f * reach, NULL, &err) == TS_OK);
+    static float sx[CLOUD], sy[CLOUD], sz[CLOUD];   /* sorted into cell order: ranges are index ranges */
+    for (int k = 0; k < CLOUD; k++)
+        sx[k] = c.x[g.sorted[k]], sy[k] = c.y[g.sorted[k]], sz[k] = c.z[g.sorted[k]];
+    ts_sph_allow_simd(0);
+    const ts_sph_loops *portable = ts_sph_loops_select();
+    ts_sph_allow_simd(1);
+    const ts_sph_loops *fast = ts_sph_loops_select();
+    for (int i = 0; i < CLOUD; i += 3) {
+        ts_neighbor_ranges r;
+        ts_grid_ranges_within(&g, sx[i], sy[i], sz[i], reach, &r);
+        uint32_t a[CLOUD + TS_SPH_LIST_SLACK], b[CLOUD + TS_SPH_LIST_SLACK];
+        uint32_t na = portable->within_ranges(sx, sy, sz, &r, sx[i], sy[i], sz[i], reach * reach, a);
+        uint32_t nb = fast->within_ranges(sx, sy, sz, &r, sx[i], sy[i], sz[i], reach * reach, b);
+        CHECK(na == nb && memcmp(a, b, na * sizeof *a) == 0);
+        CHECK(fast->within_ranges(sx, sy, sz, &r, sx[i], sy[i], sz[i], reach * reach, NULL) == nb);
+        uint32_t brute = 0;
+        for (int j = 0; j < CLOUD; j++) {
+            float dx = sx[i] - sx[j], dy = sy[i] - sy[j], dz = sz[i] - sz[j];
+            brute += dx * dx + dy * dy + dz * dz < reach * reach;
+        }
+        CHECK(na == brute);
+    }
+    ts_grid_free(&g);
+}
+
 /* The portable form against the sums written out in double precision. */
 static void test_sums_match_the_plain_formulas(void)
 {
@@ -148,6 +185,7 @@ static void test_sums_match_the_plain_formulas(void)
 
 const test_case sph_loops_tests[] = {
     {"sph_loops/forms_give_the_same_bits", test_forms_give_the_same_bits},
+    {"sph_loops/forms_list_the_same_neighbours", test_forms_list_the_same_neighbours},
     {"sph_loops/sums_match_the_plain_formulas", test_sums_match_the_plain_formulas},
     {0, 0},
 };
