@@ -148,24 +148,14 @@ static inline __attribute__((always_inline)) void pair_forces_portable_form(
             dvx[l] = f->vx[i] - f->vx[j[l]], dvy[l] = f->vy[i] - f->vy[j[l]], dvz[l] = f->vz[i] - f->vz[j[l]];
             rho[l] = f->rho[j[l]], p[l] = muller ? f->p[j[l]] : 0.0f, P[l] = f->P[j[l]], inv_rho[l] = f->inv_rho[j[l]];
         }
-        /* a full group in vector code; the last, partial one lane by lane (its
-         * unused lanes add nothing, as the AVX2 form's add exactly zero) */
+        /* the lanes in use only (the AVX2 form's unused lanes add exactly zero) */
         int used = count - k < LANES ? count - k : LANES;
-        if (used == LANES) {
-            #pragma omp simd
-            for (int l = 0; l < LANES; l++) {
-                const ts_sph_side sj = {rho[l], p[l], P[l], inv_rho[l]};
-                pair_parts q = pair_contribution(c, muller, dx[l], dy[l], dz[l], dvx[l], dvy[l], dvz[l], si, sj);
-                ax[l] += q.ax, ay[l] += q.ay, az[l] += q.az, nx[l] += q.nx, ny[l] += q.ny, nz[l] += q.nz;
-                lap[l] += q.lap;
-            }
-        } else {
-            for (int l = 0; l < used; l++) {
-                const ts_sph_side sj = {rho[l], p[l], P[l], inv_rho[l]};
-                pair_parts q = pair_contribution(c, muller, dx[l], dy[l], dz[l], dvx[l], dvy[l], dvz[l], si, sj);
-                ax[l] += q.ax, ay[l] += q.ay, az[l] += q.az, nx[l] += q.nx, ny[l] += q.ny, nz[l] += q.nz;
-                lap[l] += q.lap;
-            }
+        #pragma omp simd
+        for (int l = 0; l < used; l++) {
+            const ts_sph_side sj = {rho[l], p[l], P[l], inv_rho[l]};
+            pair_parts q = pair_contribution(c, muller, dx[l], dy[l], dz[l], dvx[l], dvy[l], dvz[l], si, sj);
+            ax[l] += q.ax, ay[l] += q.ay, az[l] += q.az, nx[l] += q.nx, ny[l] += q.ny, nz[l] += q.nz;
+            lap[l] += q.lap;
         }
     }
     sums->a[0] += sum_lanes(ax), sums->a[1] += sum_lanes(ay), sums->a[2] += sum_lanes(az);

@@ -59,15 +59,22 @@ static uint32_t verlet_list(const cloud *c, int i, float h, uint32_t *list)
     return n;
 }
 
+/* Both forms (the same one twice on a CPU without AVX2), AVX2 allowed again after. */
+static void both_forms(const ts_sph_loops **portable, const ts_sph_loops **fast)
+{
+    ts_sph_allow_simd(0);
+    *portable = ts_sph_loops_select();
+    ts_sph_allow_simd(1);
+    *fast = ts_sph_loops_select();
+}
+
 static void test_forms_give_the_same_bits(void)
 {
     static cloud c;
     const float h = 0.04f;
     make_cloud(&c, h);
-    ts_sph_allow_simd(0);
-    const ts_sph_loops *portable = ts_sph_loops_select();
-    ts_sph_allow_simd(1);
-    const ts_sph_loops *fast = ts_sph_loops_select();
+    const ts_sph_loops *portable, *fast;
+    both_forms(&portable, &fast);
     CHECK(strcmp(portable->name, "portable") == 0);
     if (fast == portable)
         fprintf(stderr, "  (no AVX2 on this CPU: the portable form is compared with itself)\n");
@@ -114,10 +121,8 @@ static void test_forms_list_the_same_neighbours(void)
     static float sx[CLOUD], sy[CLOUD], sz[CLOUD];   /* sorted into cell order: ranges are index ranges */
     for (int k = 0; k < CLOUD; k++)
         sx[k] = c.x[g.sorted[k]], sy[k] = c.y[g.sorted[k]], sz[k] = c.z[g.sorted[k]];
-    ts_sph_allow_simd(0);
-    const ts_sph_loops *portable = ts_sph_loops_select();
-    ts_sph_allow_simd(1);
-    const ts_sph_loops *fast = ts_sph_loops_select();
+    const ts_sph_loops *portable, *fast;
+    both_forms(&portable, &fast);
     for (int i = 0; i < CLOUD; i += 3) {
         ts_neighbor_ranges r;
         ts_grid_ranges_within(&g, sx[i], sy[i], sz[i], reach, &r);
@@ -142,9 +147,8 @@ static void test_sums_match_the_plain_formulas(void)
     static cloud c;
     const float h = 0.04f;
     make_cloud(&c, h);
-    ts_sph_allow_simd(0);
-    const ts_sph_loops *loops = ts_sph_loops_select();
-    ts_sph_allow_simd(1);
+    const ts_sph_loops *loops, *fast;
+    both_forms(&loops, &fast);
     ts_sph_pair_consts k;
     ts_sph_pair_consts_init(&k, h, 0.064f, -1e6, 4e5, -2e9, 0.01, 0.05, 0.07, 0);
     for (int i = 0; i < CLOUD; i += 11) {
