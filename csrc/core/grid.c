@@ -1,5 +1,6 @@
 /* grid.c - uniform neighbour grid with counting sort (see grid.h). */
 #include "grid.h"
+#include "parallel.h"
 
 #include <float.h>
 #include <math.h>

@@ -34,12 +34,6 @@ typedef struct ts_grid {
     size_t particle_capacity;
 } ts_grid;
 
-/* Below this many particles a solver's light loops (a few nanoseconds per
- * particle: the grid's own, integrators) run on one thread: waking a second
- * costs tens of microseconds, more than they take (measured on 2 virtual
- * cores). */
-#define TS_PARALLEL_MIN 65536
-
 /* Rows of cells (y, z fixed) a query can touch: 3 x 3 for cells of the
  * search radius, 5 x 5 for cells of half of it (ts_grid_ranges_within). */
 #define TS_GRID_MAX_RANGES 25

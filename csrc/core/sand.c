@@ -21,6 +21,7 @@
 
 #include "contact.h"
 #include "grid.h"
+#include "parallel.h"
 #include "hsmap.h"
 #include "mesh.h"
 #include "motion.h"
