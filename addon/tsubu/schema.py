@@ -16,6 +16,9 @@ from .errors import ValidationError
 
 KINDS = ("float", "int", "bool", "enum", "vector", "image")  # image: the name of an image ("" for none)
 
+# Parameters the frame loop reads (tsubu.baking passes them to the bake call), not the solver's table.
+LOOP_PARAMS = ("max_substeps",)
+
 
 @dataclass(frozen=True)
 class Param:
@@ -79,6 +82,13 @@ class Param:
     def _unit(self):
         return f" {self.unit}" if self.unit else ""
 
+    def solver_value(self, value):
+        """The value as the C solver's parameter table takes it: SI units (degrees become
+        radians); an enum stays its identifier, which the table knows."""
+        if self.unit == "°":
+            return math.radians(value)
+        return self.normalise(value)
+
     def normalise(self, value):
         """The canonical Python value (int for int, float for float, list for vector)."""
         if self.kind == "int":
@@ -123,6 +133,13 @@ class Schema:
 
     def param(self, name):
         return _find(self.params, name)
+
+    def solver_settings(self, parameters, **scene):
+        """The settings dict of the C solver (<effect>_bake): every parameter but the frame
+        loop's, in the solver's units, plus what the scene gives (domain, seed, ...)."""
+        out = {p.name: p.solver_value(parameters[p.name]) for p in self.params if p.name not in LOOP_PARAMS}
+        out.update(scene)
+        return out
 
     def role(self, name):
         for r in self.roles:

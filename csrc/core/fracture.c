@@ -111,39 +111,44 @@ static double seconds_now(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-static int finite_positive(double v) { return isfinite(v) && v > 0.0; }
-
 /* ------------------------------------------------------------------ checks */
 
-static ts_status check_params(const ts_fracture_params *p, ts_error *err)
+#define P ts_fracture_params
+static const ts_param_def PARAMS[] = {
+    TS_INT(P, element_count, 5, 2e6, 2048),
+    TS_REAL(P, element_radius, 0.0, 100.0, 0.0),
+    TS_REAL(P, density, 1e-6, 1e6, 2400.0),
+    TS_REAL(P, p0, 1e-6, 1e6, 1.0),
+    TS_REAL(P, pH, 1e-6, 1e6, 0.001),
+    TS_REAL(P, n, 0.0, 1000.0, 30.0),
+    TS_REAL(P, strain_limit, 1e-6, 10.0, 0.02),
+    TS_REAL(P, bend_limit, 0.001 * TS_RADIANS_PER_DEGREE, 180.0 * TS_RADIANS_PER_DEGREE, 10.0 * TS_RADIANS_PER_DEGREE),
+    TS_REAL(P, twist_limit, 0.001 * TS_RADIANS_PER_DEGREE, 180.0 * TS_RADIANS_PER_DEGREE, 20.0 * TS_RADIANS_PER_DEGREE),
+    TS_REAL(P, bond_stiffness, 0.001, 1000.0, 1.0),
+    TS_REAL(P, hard_threshold, 0.0, 1.0, 0.5),
+    TS_REAL(P, max_spring_length, 1.0, 10.0, 1.6),
+    TS_REAL(P, contact_time, 1e-6, 10.0, 0.002),
+    TS_REAL(P, restitution, 0.01, 1.0, 0.3),
+    TS_REAL(P, friction, 0.0, 10.0, 0.5),
+    TS_REAL(P, debris_energy, 0.0, 1e9, 0.005),
+    TS_REAL(P, debris_size, 1e-6, 10.0, 0.004),
+    TS_REAL(P, debris_spread, 0.1, 20.0, 1.5),
+    TS_LONG(P, max_debris, 0, 100e6, 200000),
+    TS_BOOL(P, anchored, 0),
+    TS_VEC3(P, gravity, -1000.0, 1000.0, 0.0, 0.0, -9.81),
+    TS_REAL(P, steps_per_contact, 2.0, 1000.0, 15.0),
+    TS_SCENE_INT(P, frame_start, -1e6, 1e6, 1),
+    TS_SCENE_REAL(P, fps, 1e-3, 1e4, 24.0),
+    TS_SCENE_SEED(P, seed),
+};
+#undef P
+const ts_param_table ts_fracture_param_table = TS_PARAM_TABLE("fracture", ts_fracture_params, PARAMS);
+
+ts_fracture_params ts_fracture_params_default(void)
 {
-    if (p->element_count < 5 || p->element_count > 2000000)
-        return ts_fail(err, TS_ERR_INVALID, "element_count must be 5-2,000,000 (got %d)", p->element_count);
-    struct { const char *name; double v; } positive[] = {
-        {"density", p->density}, {"contact_time", p->contact_time}, {"bond_stiffness", p->bond_stiffness},
-        {"strain_limit", p->strain_limit}, {"bend_limit", p->bend_limit}, {"twist_limit", p->twist_limit},
-        {"max_spring_length", p->max_spring_length},
-        {"debris_size", p->debris_size}, {"debris_spread", p->debris_spread},
-        {"steps_per_contact", p->steps_per_contact}};
-    for (size_t k = 0; k < sizeof positive / sizeof *positive; k++)
-        if (!finite_positive(positive[k].v))
-            return ts_fail(err, TS_ERR_INVALID, "%s must be positive (got %g)", positive[k].name, positive[k].v);
-    if (!finite_positive(p->p0) || !finite_positive(p->pH))
-        return ts_fail(err, TS_ERR_INVALID, "the strengths p0 and pH must be positive (got %g, %g): a spring of "
-                       "strength p <= 0 would break at rest (pH above p0 is allowed)", p->p0, p->pH);
-    if (!(p->restitution > 0.0 && p->restitution <= 1.0))
-        return ts_fail(err, TS_ERR_INVALID, "restitution must be in (0, 1] (got %g)", p->restitution);
-    struct { const char *name; double v; } non_negative[] = {
-        {"element_radius", p->element_radius}, {"friction", p->friction}, {"n", p->n},
-        {"hard_threshold", p->hard_threshold}, {"debris_energy", p->debris_energy},
-        {"gravity x", fabs(p->gravity[0])}, {"gravity y", fabs(p->gravity[1])}, {"gravity z", fabs(p->gravity[2])}};
-    for (size_t k = 0; k < sizeof non_negative / sizeof *non_negative; k++)
-        if (!(isfinite(non_negative[k].v) && non_negative[k].v >= 0.0))
-            return ts_fail(err, TS_ERR_INVALID, "%s must be a finite number >= 0 (got %g)", non_negative[k].name,
-                           non_negative[k].v);
-    if (p->max_debris < 0)
-        return ts_fail(err, TS_ERR_INVALID, "max_debris must be >= 0 (got %ld)", p->max_debris);
-    return TS_OK;
+    ts_fracture_params p;
+    ts_params_default(&ts_fracture_param_table, &p);
+    return p;
 }
 
 /* ------------------------------------------------------------------ memory */
@@ -589,7 +594,7 @@ ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, con
                              size_t count, ts_error *err)
 {
     *out = NULL;
-    ts_status st = check_params(p, err);
+    ts_status st = ts_params_check(&ts_fracture_param_table, p, err);
     if (st != TS_OK)
         return st;
     const ts_fracture_object *breakable = find_breakable(objects, count, err);
@@ -1004,12 +1009,11 @@ static ts_status check_finite(const ts_fracture *f, ts_error *err)
 {
     for (size_t i = 0; i < f->n; i++)
         if (!isfinite(f->x[i] + f->y[i] + f->z[i] + f->vx[i] + f->vy[i] + f->vz[i] + f->wx[i] + f->wy[i] + f->wz[i]))
-            return ts_fail(err, TS_ERR_UNSTABLE, "breakable '%s' became unstable at frame %d (element %zu is not "
-                           "finite); raise Steps per Contact or lower Bond Stiffness", f->name, f->frame, i);
+            return ts_fail(err, TS_ERR_UNSTABLE, "element %zu of breakable '%s' is not finite; raise Steps per "
+                           "Contact or lower Bond Stiffness", i, f->name);
     for (size_t k = 0; k < f->n_proj; k++)
         if (!isfinite(f->proj[k].body.rb.x.x + f->proj[k].body.rb.x.y + f->proj[k].body.rb.x.z))
-            return ts_fail(err, TS_ERR_UNSTABLE, "projectile '%s' became unstable at frame %d", f->proj[k].body.name,
-                           f->frame);
+            return ts_fail(err, TS_ERR_UNSTABLE, "projectile '%s' is not finite", f->proj[k].body.name);
     return TS_OK;
 }
 
@@ -1275,5 +1279,38 @@ void ts_fracture_get_stats(const ts_fracture *f, ts_fracture_stats *st)
         st->max_speed = fmax(st->max_speed, ts_v3_length(velocity(f, i)));
 }
 
-const ts_solver_ops ts_fracture_ops = {"fracture", fracture_begin_frame, fracture_stable_dt, fracture_step,
-                                       fracture_write_frame, fracture_save_state};
+static ts_status fracture_create(void **state, const void *params, const void *objects, size_t count,
+                                 ts_error *err)
+{
+    return ts_fracture_create((ts_fracture **)state, params, objects, count, err);
+}
+
+static ts_status fracture_restore(void *state, const ts_frame *cp, ts_error *err)
+{
+    return ts_fracture_restore(state, cp, err);
+}
+
+static void fracture_destroy(void *state) { ts_fracture_destroy(state); }
+
+static size_t fracture_stats(const void *state, ts_stat *out)
+{
+    ts_fracture_stats s;
+    ts_fracture_get_stats(state, &s);
+    const ts_stat all[] = {
+        {"elements", (double)s.elements, 1}, {"springs", (double)s.springs, 1}, {"broken", (double)s.broken, 1},
+        {"pieces", (double)s.pieces, 1}, {"largest_piece", (double)s.largest_piece, 1},
+        {"debris", (double)s.debris, 1}, {"levels", s.levels, 1}, {"element_radius", s.element_radius, 0},
+        {"mass", s.mass, 0}, {"max_speed", s.max_speed, 0}, {"seconds_placement", s.seconds_placement, 0},
+        {"seconds_delaunay", s.seconds_delaunay, 0}, {"seconds_levels", s.seconds_levels, 0},
+        {"seconds_fragments", s.seconds_fragments, 0}, {"fragment_triangles", (double)s.fragment_triangles, 1},
+        {"steps", (double)s.steps, 1},
+    };
+    memcpy(out, all, sizeof all);
+    return sizeof all / sizeof *all;
+}
+
+const ts_solver_ops ts_fracture_ops = {
+    "fracture", &ts_fracture_param_table, sizeof(ts_fracture_object), 2000, fracture_create, fracture_restore,
+    fracture_destroy, fracture_stats, fracture_begin_frame, fracture_stable_dt, fracture_step, fracture_write_frame,
+    fracture_save_state,
+};

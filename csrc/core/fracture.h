@@ -31,6 +31,7 @@
 
 #include "brittleness.h"
 #include "frameloop.h"
+#include "params.h"
 #include "rigid_object.h"
 #include "status.h"
 
@@ -72,6 +73,10 @@ typedef struct ts_fracture_params {
     double fps;
     uint64_t seed;
 } ts_fracture_params;
+
+/* The parameters' names, ranges and defaults (params.h). */
+extern const ts_param_table ts_fracture_param_table;
+ts_fracture_params ts_fracture_params_default(void);
 
 typedef struct ts_fracture ts_fracture;
 

@@ -171,13 +171,15 @@ static ts_status run_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, 
     return st;
 }
 
-/* Prefix a solver's message with the frame it failed in. */
-static ts_status name_frame(ts_status st, int frame, ts_error *err)
+/* Name the frame a solver failed in; solvers say only what went wrong. */
+static ts_status name_frame(const ts_solver_ops *ops, ts_status st, int frame, ts_error *err)
 {
     if (st == TS_OK || st == TS_ERR_CANCELLED || !err)
         return st;
     char inner[TS_ERROR_MESSAGE_SIZE];
     snprintf(inner, sizeof inner, "%s", err->message);
+    if (st == TS_ERR_UNSTABLE)
+        return ts_fail(err, st, "%s became unstable at frame %d: %s", ops->effect, frame, inner);
     return ts_fail(err, st, "frame %d: %s", frame, inner);
 }
 
@@ -195,11 +197,13 @@ ts_status ts_run_frames(const ts_frame_loop *loop, const ts_solver_ops *ops, voi
         return st;
     double last_checkpoint = wall_seconds(); /* a new bake writes one at frame_start; a resumed one has it */
     if (first_frame == loop->frame_start)
-        st = name_frame(emit_frame(loop, ops, state, writer, first_frame, &last_checkpoint, err), first_frame, err);
+        st = name_frame(ops, emit_frame(loop, ops, state, writer, first_frame, &last_checkpoint, err), first_frame,
+                        err);
     for (int frame = first_frame; st == TS_OK && frame < loop->frame_end; frame++) {
-        st = name_frame(run_frame(loop, ops, state, frame, err), frame + 1, err);
+        st = name_frame(ops, run_frame(loop, ops, state, frame, err), frame + 1, err);
         if (st == TS_OK)
-            st = name_frame(emit_frame(loop, ops, state, writer, frame + 1, &last_checkpoint, err), frame + 1, err);
+            st = name_frame(ops, emit_frame(loop, ops, state, writer, frame + 1, &last_checkpoint, err), frame + 1,
+                            err);
     }
     /* whatever happened, everything queued so far is finished writing */
     ts_error close_err;

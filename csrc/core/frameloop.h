@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "cache.h"
+#include "params.h"
 #include "status.h"
 #include "vecmath.h"
 
@@ -41,8 +42,30 @@ typedef struct ts_frame_output {
     double time;
 } ts_frame_output;
 
+/* One figure of a solver's end-of-bake statistics. */
+typedef struct ts_stat {
+    const char *name;
+    double value;
+    int whole;          /* a count: shown as an integer */
+} ts_stat;
+#define TS_MAX_STATS 24
+
+/* A solver, as the frame loop and the bindings see it (Blender's point cache
+ * has the same: one callback table per physics type). The bindings need
+ * nothing else to run it: the parameter table reads its settings, create
+ * builds it from params and an array of object_size objects, restore puts a
+ * checkpoint back, stats says how it went. */
 typedef struct ts_solver_ops {
     const char *effect;
+    const ts_param_table *params;
+    size_t object_size;
+    int default_max_substeps;
+    ts_status (*create)(void **state, const void *params, const void *objects, size_t count, ts_error *err);
+    /* Replace the state by a checkpoint written by save_state (resume). */
+    ts_status (*restore)(void *state, const ts_frame *checkpoint, ts_error *err);
+    void (*destroy)(void *state);
+    /* Fill out (at most TS_MAX_STATS) and return how many. */
+    size_t (*stats)(const void *state, ts_stat *out);
     /* Prepare the interval [frame, frame + 1]: animated objects' motion. */
     ts_status (*begin_frame)(void *state, int frame, double frame_dt, ts_error *err);
     /* Largest stable time step now (seconds, > 0). */

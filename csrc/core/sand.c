@@ -132,42 +132,56 @@ struct ts_sand {
 
 /* ------------------------------------------------------------------ checks */
 
-static int finite_positive(double v) { return isfinite(v) && v > 0.0; }
+#define P ts_sand_params
+static const ts_param_def PARAMS[] = {
+    TS_REAL(P, cell_size, 1e-4, 100.0, 0.02),
+    TS_REAL(P, noise, 0.0, 100.0, 0.0),
+    TS_REAL(P, bulk_density, 1e-9, 30000.0, 1600.0),
+    TS_REAL(P, element_radius, 1e-5, 100.0, 0.01),
+    TS_INT(P, grains_per_element, 1, 1000, 30),
+    TS_REAL(P, friction, 0.0, 10.0, 0.5),
+    TS_REAL(P, restitution, 0.01, 1.0, 0.3),
+    TS_REAL(P, contact_time, 1e-6, 10.0, 0.004),
+    TS_REAL(P, split_speed, 1e-4, 1000.0, 0.3),
+    TS_REAL(P, resting_gap, 0.01, 100.0, 0.5),
+    TS_REAL(P, cone_angle, 0.0, 90.0 * TS_RADIANS_PER_DEGREE, 15.0 * TS_RADIANS_PER_DEGREE),
+    TS_REAL(P, dem_depth, 0.0, 1000.0, 0.0),
+    TS_REAL(P, grow_force, 0.01, 1e6, 10.0),
+    TS_REAL(P, rest_force, 0.0, 100.0, 0.05),
+    TS_REAL(P, rest_speed, 0.0, 100.0, 0.005),
+    TS_INT(P, smoothing, 0, 100, 2),
+    TS_VEC3(P, gravity, -1000.0, 1000.0, 0.0, 0.0, -9.81),
+    TS_REAL(P, steps_per_contact, 2.0, 1000.0, 10.0),
+    TS_LONG(P, max_elements, 1, 200e6, 2e6),
+    TS_SCENE_REAL(P, x0, -1e9, 1e9, 0.0),
+    TS_SCENE_REAL(P, y0, -1e9, 1e9, 0.0),
+    TS_SCENE_INT(P, nx, 2, 40e6, 64),
+    TS_SCENE_INT(P, ny, 2, 40e6, 64),
+    TS_SCENE_INT(P, frame_start, -1e6, 1e6, 1),
+    TS_SCENE_REAL(P, fps, 1e-3, 1e4, 24.0),
+    TS_SCENE_SEED(P, seed),
+};
+#undef P
+const ts_param_table ts_sand_param_table = TS_PARAM_TABLE("sand", ts_sand_params, PARAMS);
+
+ts_sand_params ts_sand_params_default(void)
+{
+    ts_sand_params p;
+    ts_params_default(&ts_sand_param_table, &p);
+    return p;
+}
 
 static ts_status check_params(const ts_sand_params *p, ts_error *err)
 {
-    if (!finite_positive(p->cell_size))
-        return ts_fail(err, TS_ERR_INVALID, "cell_size must be a positive length (got %g)", p->cell_size);
-    if (p->nx < 2 || p->ny < 2 || (double)p->nx * p->ny > 4e7)
+    ts_status st = ts_params_check(&ts_sand_param_table, p, err);
+    if (st != TS_OK)
+        return st;
+    if ((double)p->nx * p->ny > 4e7)
         return ts_fail(err, TS_ERR_INVALID, "the sand bed grid is %d x %d cells; it needs 2-40M cells: change "
                        "cell_size", p->nx, p->ny);
-    struct { const char *name; double v; } positive[] = {
-        {"element_radius", p->element_radius}, {"bulk_density", p->bulk_density},
-        {"contact_time", p->contact_time}, {"steps_per_contact", p->steps_per_contact},
-        {"split_speed", p->split_speed}, {"resting_gap", p->resting_gap}, {"grow_force", p->grow_force}};
-    for (size_t k = 0; k < sizeof positive / sizeof *positive; k++)
-        if (!finite_positive(positive[k].v))
-            return ts_fail(err, TS_ERR_INVALID, "%s must be positive (got %g)", positive[k].name, positive[k].v);
-    if (!(p->restitution > 0.0 && p->restitution <= 1.0))
-        return ts_fail(err, TS_ERR_INVALID, "restitution must be in (0, 1] (got %g)", p->restitution);
-    struct { const char *name; double v; } non_negative[] = {
-        {"friction", p->friction}, {"noise", p->noise}, {"dem_depth", p->dem_depth},
-        {"cone_angle", p->cone_angle}, {"rest_force", p->rest_force}, {"rest_speed", p->rest_speed},
-        {"gravity x", p->gravity[0] * p->gravity[0]}, {"gravity y", p->gravity[1] * p->gravity[1]},
-        {"gravity z", p->gravity[2] * p->gravity[2]}, {"x0", fabs(p->x0)}, {"y0", fabs(p->y0)}};
-    for (size_t k = 0; k < sizeof non_negative / sizeof *non_negative; k++)
-        if (!(isfinite(non_negative[k].v) && non_negative[k].v >= 0.0))
-            return ts_fail(err, TS_ERR_INVALID, "%s must be a finite number >= 0 (got %g)", non_negative[k].name,
-                           non_negative[k].v);
     if (p->element_radius > 2.0 * p->cell_size || p->element_radius < 0.1 * p->cell_size)
         return ts_fail(err, TS_ERR_INVALID, "element_radius (%g m) must be 0.1-2 x cell_size (%g m)",
                        p->element_radius, p->cell_size);
-    if (p->grains_per_element < 1 || p->grains_per_element > 1000)
-        return ts_fail(err, TS_ERR_INVALID, "grains_per_element must be 1-1000 (got %d)", p->grains_per_element);
-    if (p->smoothing < 0 || p->smoothing > 100)
-        return ts_fail(err, TS_ERR_INVALID, "smoothing must be 0-100 passes (got %d)", p->smoothing);
-    if (p->max_elements < 1)
-        return ts_fail(err, TS_ERR_INVALID, "max_elements must be at least 1 (got %ld)", p->max_elements);
     return TS_OK;
 }
 
@@ -1421,12 +1435,11 @@ static ts_status check_finite(const ts_sand *s, ts_error *err)
 {
     for (size_t i = 0; i < s->n; i++)
         if (!isfinite(s->x[i] + s->y[i] + s->z[i] + s->vx[i] + s->vy[i] + s->vz[i]))
-            return ts_fail(err, TS_ERR_UNSTABLE, "sand became unstable at frame %d (element %u is not finite); "
-                           "raise Steps per Contact or the Contact Time", s->frame, s->id[i]);
+            return ts_fail(err, TS_ERR_UNSTABLE, "element %u is not finite; raise Steps per Contact or the "
+                           "Contact Time", s->id[i]);
     for (size_t k = 0; k < s->n_objects; k++)
         if (!isfinite(s->objects[k].body.rb.x.x + s->objects[k].body.rb.x.y + s->objects[k].body.rb.x.z))
-            return ts_fail(err, TS_ERR_UNSTABLE, "sand: object '%s' became unstable at frame %d",
-                           s->objects[k].body.name, s->frame);
+            return ts_fail(err, TS_ERR_UNSTABLE, "object '%s' is not finite", s->objects[k].body.name);
     return TS_OK;
 }
 
@@ -1694,5 +1707,32 @@ void ts_sand_get_stats(const ts_sand *s, ts_sand_stats *st)
     st->dem_depth = s->depth;
 }
 
-const ts_solver_ops ts_sand_ops = {"sand", sand_begin_frame, sand_stable_dt, sand_step, sand_write_frame,
-                                   sand_save_state};
+static ts_status sand_create(void **state, const void *params, const void *objects, size_t count, ts_error *err)
+{
+    return ts_sand_create((ts_sand **)state, params, objects, count, err);
+}
+
+static ts_status sand_restore(void *state, const ts_frame *cp, ts_error *err) { return ts_sand_restore(state, cp, err); }
+
+static void sand_destroy(void *state) { ts_sand_destroy(state); }
+
+static size_t sand_stats(const void *state, ts_stat *out)
+{
+    ts_sand_stats s;
+    ts_sand_get_stats(state, &s);
+    const ts_stat all[] = {
+        {"elements", (double)s.elements, 1}, {"airborne", (double)s.airborne, 1},
+        {"on_objects", (double)s.on_objects, 1}, {"region_columns", (double)s.region_columns, 1},
+        {"max_elements_seen", (double)s.max_elements_seen, 1}, {"volume_bed", s.volume_bed, 0},
+        {"volume_elements", s.volume_elements, 0}, {"volume_airborne", s.volume_airborne, 0},
+        {"volume_lost", s.volume_lost, 0}, {"peak_airborne_volume", s.peak_airborne_volume, 0},
+        {"max_speed", s.max_speed, 0}, {"dem_depth", s.dem_depth, 0}, {"steps", (double)s.steps, 1},
+    };
+    memcpy(out, all, sizeof all);
+    return sizeof all / sizeof *all;
+}
+
+const ts_solver_ops ts_sand_ops = {
+    "sand", &ts_sand_param_table, sizeof(ts_sand_object), 1000, sand_create, sand_restore, sand_destroy, sand_stats,
+    sand_begin_frame, sand_stable_dt, sand_step, sand_write_frame, sand_save_state,
+};

@@ -29,6 +29,7 @@
 
 #include "cache.h"
 #include "frameloop.h"
+#include "params.h"
 #include "rigid_object.h"
 #include "status.h"
 
@@ -67,6 +68,10 @@ typedef struct ts_sand_params {
     double fps;
     uint64_t seed;
 } ts_sand_params;
+
+/* The parameters' names, ranges and defaults (params.h). */
+extern const ts_param_table ts_sand_param_table;
+ts_sand_params ts_sand_params_default(void);
 
 typedef struct ts_sand ts_sand;
 

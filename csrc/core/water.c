@@ -144,36 +144,48 @@ struct ts_water {
 
 /* ------------------------------------------------------------------ set-up */
 
+#define P ts_water_params
+static const ts_param_def PARAMS[] = {
+    TS_ENUM(P, solver, TS_WATER_WCSPH, "wcsph", "muller"),
+    TS_REAL(P, particle_radius, 0.001, 1.0, 0.02),
+    TS_REAL(P, rest_density, 1.0, 30000.0, 1000.0),
+    TS_REAL(P, speed_of_sound, 1.0, 1000.0, 30.0),
+    TS_REAL(P, gas_stiffness, 0.01, 1e6, 200.0),
+    TS_REAL(P, viscosity, 0.0, 1000.0, 0.001),
+    TS_REAL(P, artificial_viscosity, 0.0, 1.0, 0.08),
+    TS_REAL(P, surface_tension, 0.0, 100.0, 0.0728),
+    TS_REAL(P, wall_friction, 0.0, 1.0, 0.1),
+    TS_VEC3(P, gravity, -1000.0, 1000.0, 0.0, 0.0, -9.81),
+    TS_BOOL(P, domain_walls, 0),
+    TS_REAL(P, cfl_number, 0.01, 1.0, 0.4),
+    TS_LONG(P, max_particles, 1, 200e6, 4e6),
+    TS_BOOL(P, write_surface, 1),
+    TS_REAL(P, surface_voxel_ratio, 0.1, 4.0, 0.5),
+    TS_REAL(P, surface_radius_scale, 0.5, 4.0, 2.0),
+    TS_INT(P, surface_smoothing, 0, 20, 4),
+    TS_SCENE_VEC3(P, domain_min, -1e6, 1e6, 0.0, 0.0, 0.0),
+    TS_SCENE_VEC3(P, domain_max, -1e6, 1e6, 1.0, 1.0, 1.0),
+    TS_SCENE_INT(P, frame_start, -1e6, 1e6, 1),
+    TS_SCENE_REAL(P, fps, 1e-3, 1e4, 24.0),
+    TS_SCENE_SEED(P, seed),
+};
+#undef P
+const ts_param_table ts_water_param_table = TS_PARAM_TABLE("water", ts_water_params, PARAMS);
+
+ts_water_params ts_water_params_default(void)
+{
+    ts_water_params p;
+    ts_params_default(&ts_water_param_table, &p);
+    return p;
+}
+
 static ts_status check_params(const ts_water_params *p, ts_error *err)
 {
-    const struct { const char *name; double v, lo, hi; } ranges[] = {
-        {"particle_radius", p->particle_radius, 1e-4, 10.0},
-        {"rest_density", p->rest_density, 1e-3, 1e6},
-        {"speed_of_sound", p->speed_of_sound, 1e-3, 1e5},
-        {"gas_stiffness", p->gas_stiffness, 1e-6, 1e9},
-        {"viscosity", p->viscosity, 0.0, 1e6},
-        {"artificial_viscosity", p->artificial_viscosity, 0.0, 10.0},
-        {"surface_tension", p->surface_tension, 0.0, 1e6},
-        {"wall_friction", p->wall_friction, 0.0, 1.0},
-        {"cfl_number", p->cfl_number, 1e-4, 1.0},
-        {"surface_voxel_ratio", p->surface_voxel_ratio, 0.01, 100.0},
-        {"surface_radius_scale", p->surface_radius_scale, 0.1, 100.0},
-        {"fps", p->fps, 1e-3, 1e4},
-    };
-    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
-        if (!(ranges[i].v >= ranges[i].lo && ranges[i].v <= ranges[i].hi))
-            return ts_fail(err, TS_ERR_INVALID, "water: %s must be within %g-%g (got %g)", ranges[i].name,
-                           ranges[i].lo, ranges[i].hi, ranges[i].v);
-    for (int a = 0; a < 3; a++) {
-        if (!isfinite(p->gravity[a]))
-            return ts_fail(err, TS_ERR_INVALID, "water: gravity must be finite");
-        if (!(p->domain_max[a] > p->domain_min[a]) || !isfinite(p->domain_min[a]) || !isfinite(p->domain_max[a]))
-            return ts_fail(err, TS_ERR_INVALID, "water: the domain box is empty or not finite; give the Domain "
-                           "object a size");
-    }
-    if (p->max_particles < 1)
-        return ts_fail(err, TS_ERR_INVALID, "water: max_particles must be at least 1");
-    return TS_OK;
+    ts_status st = ts_params_check(&ts_water_param_table, p, err);
+    for (int a = 0; st == TS_OK && a < 3; a++)
+        if (!(p->domain_max[a] > p->domain_min[a]))
+            return ts_fail(err, TS_ERR_INVALID, "water: the domain box is empty; give the Domain object a size");
+    return st;
 }
 
 /* Lattice points of spacing d inside a closed mesh (distance below `inside`),
@@ -485,7 +497,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     w->lists_stale = 1;
     w->r_contact = 0.5f * w->spacing;  /* how close a particle may come to a wall */
     ts_kernels_init(&w->k, w->h);
-    w->eos = (ts_sph_eos_params){p->muller ? TS_SPH_IDEAL : TS_SPH_TAIT, p->rest_density, p->speed_of_sound,
+    w->eos = (ts_sph_eos_params){p->solver == TS_WATER_MULLER ? TS_SPH_IDEAL : TS_SPH_TAIT, p->rest_density, p->speed_of_sound,
                                  p->gas_stiffness};
     w->mass = (float)ts_sph_lattice_mass(w->h, w->spacing, p->rest_density);
     ts_sph_wall_init(&w->wall, &w->k, w->spacing, w->mass);
@@ -924,9 +936,9 @@ static void compute_density(ts_water *w)
 static ts_sph_pair_consts make_pair_consts(const ts_water *w)
 {
     ts_sph_pair_consts c;
-    double alpha_c_h = w->p.muller ? 0.0 : w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h;
+    double alpha_c_h = (w->p.solver == TS_WATER_MULLER) ? 0.0 : w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h;
     ts_sph_pair_consts_init(&c, w->h, w->mass, w->k.spiky_grad, w->k.visc_lap, ts_poly6_grad_coeff(&w->k),
-                            w->p.viscosity, alpha_c_h, w->p.surface_tension, w->p.muller);
+                            w->p.viscosity, alpha_c_h, w->p.surface_tension, (w->p.solver == TS_WATER_MULLER));
     return c;
 }
 
@@ -973,8 +985,8 @@ static void compute_forces(ts_water *w)
     const ts_grid *rg = &w->rgrid;
     const float gx = (float)w->p.gravity[0], gy = (float)w->p.gravity[1], gz = (float)w->p.gravity[2];
     const float normal_threshold = 0.1f / c.h;
-    const float wall_scale = w->p.muller ? 1.0f : 2.0f;
-    const int muller = w->p.muller;
+    const float wall_scale = (w->p.solver == TS_WATER_MULLER) ? 1.0f : 2.0f;
+    const int muller = (w->p.solver == TS_WATER_MULLER);
     double a2_max = 0.0;
     /* dynamic: the work per particle varies (neighbour count, bodies, walls); each particle's sums are its own */
     #pragma omp parallel for schedule(dynamic, 256) reduction(max : a2_max)
@@ -1036,7 +1048,7 @@ static void compute_rigid_reactions(ts_water *w)
                 float r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 >= c.h2 || r2 <= TS_SPH_SAME_POINT)
                     continue;
-                ts_sph_side mirror = ts_sph_side_of(w->rho[j], w->p.muller && w->pr[j] < 0.0f ? 0.0f : w->pr[j]);
+                ts_sph_side mirror = ts_sph_side_of(w->rho[j], (w->p.solver == TS_WATER_MULLER) && w->pr[j] < 0.0f ? 0.0f : w->pr[j]);
                 float a[3] = {0, 0, 0};
                 pair_acceleration(&c, dx, dy, dz, r2, w->vx[j] - w->rvx[b], w->vy[j] - w->rvy[b],
                                   w->vz[j] - w->rvz[b], mirror, mirror, a);
@@ -1277,7 +1289,7 @@ static ts_status check_finite(const ts_water *w, ts_error *err)
     for (size_t b = 0; b < w->n_bodies; b++)
         bad |= !isfinite(w->bodies[b].rb.x.x + w->bodies[b].rb.x.y + w->bodies[b].rb.x.z + w->bodies[b].rb.L.x);
     if (bad)
-        return ts_fail(err, TS_ERR_UNSTABLE, "water: particles reached NaN or infinite speed; lower cfl_number, "
+        return ts_fail(err, TS_ERR_UNSTABLE, "particles reached NaN or infinite speed; lower cfl_number, "
                        "raise speed_of_sound or check the scene scale");
     return TS_OK;
 }
@@ -1535,5 +1547,30 @@ void ts_water_get_stats(const ts_water *w, ts_water_stats *s)
     }
 }
 
-const ts_solver_ops ts_water_ops = {"water", water_begin_frame, water_stable_dt, water_step, water_write_frame,
-                                    water_save_state};
+static ts_status water_create(void **state, const void *params, const void *objects, size_t count, ts_error *err)
+{
+    return ts_water_create((ts_water **)state, params, objects, count, err);
+}
+
+static ts_status water_restore(void *state, const ts_frame *cp, ts_error *err) { return ts_water_restore(state, cp, err); }
+
+static void water_destroy(void *state) { ts_water_destroy(state); }
+
+static size_t water_stats(const void *state, ts_stat *out)
+{
+    ts_water_stats s;
+    ts_water_get_stats(state, &s);
+    const ts_stat all[] = {
+        {"fluid_particles", (double)s.fluid_particles, 1}, {"rigid_particles", (double)s.rigid_particles, 1},
+        {"removed", (double)s.removed, 1}, {"capacity", (double)s.capacity, 1},
+        {"kinetic_energy", s.kinetic_energy, 0}, {"potential_energy", s.potential_energy, 0},
+        {"max_speed", s.max_speed, 0},
+    };
+    memcpy(out, all, sizeof all);
+    return sizeof all / sizeof *all;
+}
+
+const ts_solver_ops ts_water_ops = {
+    "water", &ts_water_param_table, sizeof(ts_water_object), 400, water_create, water_restore, water_destroy,
+    water_stats, water_begin_frame, water_stable_dt, water_step, water_write_frame, water_save_state,
+};

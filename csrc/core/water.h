@@ -22,6 +22,7 @@
 
 #include "cache.h"
 #include "frameloop.h"
+#include "params.h"
 #include "status.h"
 
 typedef enum ts_water_role {
@@ -50,8 +51,13 @@ typedef struct ts_water_object {
     double rotation[4];          /* rigid: its world rotation at frame_start, w x y z */
 } ts_water_object;
 
+typedef enum ts_water_solver {
+    TS_WATER_WCSPH = 0,          /* weakly compressible: Tait equation, artificial viscosity */
+    TS_WATER_MULLER = 1          /* Mueller's ideal-gas pressure, eq. 3.17 */
+} ts_water_solver;
+
 typedef struct ts_water_params {
-    int muller;                  /* 0: weakly compressible (Tait), 1: Mueller's eq. 3.17 */
+    int solver;                  /* TS_WATER_WCSPH or TS_WATER_MULLER */
     double particle_radius, rest_density, speed_of_sound, gas_stiffness;
     double viscosity, artificial_viscosity, surface_tension, wall_friction;
     double gravity[3];
@@ -66,6 +72,10 @@ typedef struct ts_water_params {
     double fps;
     uint64_t seed;
 } ts_water_params;
+
+/* The parameters' names, ranges and defaults (params.h). */
+extern const ts_param_table ts_water_param_table;
+ts_water_params ts_water_params_default(void);
 
 typedef struct ts_water ts_water;
 

@@ -1,6 +1,7 @@
 /* run_binding.c - the frame loop from Python with progress and cancel (see run_binding.h). */
 #include "run_binding.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 typedef struct progress_ctx {
@@ -92,8 +93,11 @@ int tsubu_dict_int(PyObject *d, const char *key, int *out)
 int tsubu_dict_vec(PyObject *d, const char *key, double *out, int n)
 {
     PyObject *v = dict_item(d, key);
-    if (!v)
-        return -1;
+    return v ? tsubu_dict_vec_value(v, key, out, n) : -1;
+}
+
+int tsubu_dict_vec_value(PyObject *v, const char *key, double *out, int n)
+{
     PyObject *seq = PySequence_Fast(v, "");
     if (!seq || PySequence_Fast_GET_SIZE(seq) != n) {
         Py_XDECREF(seq);
@@ -110,6 +114,113 @@ int tsubu_dict_vec(PyObject *d, const char *key, double *out, int n)
     }
     Py_DECREF(seq);
     return 0;
+}
+
+static int read_param(const ts_param_table *t, const ts_param_def *def, PyObject *v, void *params)
+{
+    void *f = ts_param_field(def, params);
+    switch (def->type) {
+    case TS_PARAM_REAL: {
+        double x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred())
+            break;
+        *(double *)f = x;
+        return 0;
+    }
+    case TS_PARAM_INT:
+    case TS_PARAM_LONG:
+    case TS_PARAM_BOOL: {
+        if (!PyLong_Check(v)) /* bool is an int; a float is refused rather than truncated */
+            break;
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred()) || x < INT_MIN || x > INT_MAX) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: setting '%s' is out of range", t->effect, def->name);
+            return -1;
+        }
+        if (def->type == TS_PARAM_LONG)
+            *(long *)f = (long)x;
+        else
+            *(int *)f = (int)x;
+        return 0;
+    }
+    case TS_PARAM_ENUM: {
+        const char *item = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        int i = item ? ts_param_enum_index(def, item) : -1;
+        if (i < 0) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: setting '%s' must be one of its choices (got %R)", t->effect,
+                         def->name, v);
+            return -1;
+        }
+        *(int *)f = i;
+        return 0;
+    }
+    case TS_PARAM_VEC3:
+        return tsubu_dict_vec_value(v, def->name, f, 3);
+    case TS_PARAM_SEED: {
+        unsigned long long x = PyLong_Check(v) ? PyLong_AsUnsignedLongLong(v) : (unsigned long long)-1;
+        if (!PyLong_Check(v) || (x == (unsigned long long)-1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: the seed must be a whole number 0 to 2^64 - 1 (got %R)", t->effect, v);
+            return -1;
+        }
+        *(uint64_t *)f = x;
+        return 0;
+    }
+    }
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: setting '%s' must be %s (got %R)", t->effect, def->name,
+                 def->type == TS_PARAM_REAL ? "a number" : "a whole number", v);
+    return -1;
+}
+
+int tsubu_read_params(const ts_param_table *t, PyObject *d, void *params)
+{
+    ts_params_default(t, params);
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        const ts_param_def *def = name ? ts_param_find(t, name) : NULL;
+        if (!def) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: unknown setting %R", t->effect, key);
+            return -1;
+        }
+        if (read_param(t, def, value, params) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+PyObject *tsubu_param_table_list(const ts_param_table *t)
+{
+    static const char *types[] = {"real", "int", "long", "bool", "enum", "vec3", "seed"};
+    PyObject *out = PyList_New(0);
+    for (size_t k = 0; out && k < t->count; k++) {
+        const ts_param_def *d = &t->defs[k];
+        PyObject *items = PyTuple_New(0);
+        for (int i = 0; items && i < TS_PARAM_MAX_ITEMS && d->items[i]; i++) {
+            PyObject *s = PyUnicode_FromString(d->items[i]);
+            if (!s || _PyTuple_Resize(&items, i + 1) < 0) {
+                Py_XDECREF(s);
+                Py_CLEAR(items);
+                break;
+            }
+            PyTuple_SET_ITEM(items, i, s);
+        }
+        PyObject *row = items ? Py_BuildValue("{s:s,s:s,s:d,s:d,s:(ddd),s:N,s:O}", "name", d->name, "type",
+                                              types[d->type], "min", d->min, "max", d->max, "default",
+                                              d->fallback[0], d->fallback[1], d->fallback[2], "items", items,
+                                              "from_scene", d->source == TS_FROM_SCENE ? Py_True : Py_False)
+                              : NULL;
+        if (!row || PyList_Append(out, row) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(row);
+    }
+    return out;
 }
 
 int tsubu_read_mesh(PyObject *d, PyObject *keep, tsubu_mesh_arrays *out)
@@ -183,12 +294,32 @@ ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const 
     return st;
 }
 
+static PyObject *stats_dict(const ts_solver_ops *ops, const void *state)
+{
+    ts_stat stats[TS_MAX_STATS];
+    size_t n = ops->stats(state, stats);
+    PyObject *d = PyDict_New();
+    for (size_t k = 0; d && k < n; k++) {
+        PyObject *v = stats[k].whole ? PyLong_FromDouble(stats[k].value) : PyFloat_FromDouble(stats[k].value);
+        if (!v || PyDict_SetItemString(d, stats[k].name, v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
+PyObject *tsubu_params(const tsubu_solver_binding *b)
+{
+    return tsubu_param_table_list(b->ops->params);
+}
+
 PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
                             "max_substeps", "progress", "compression", "checkpoint_seconds", NULL};
     PyObject *settings, *objects;
-    tsubu_run_args a = {NULL, 0, 0, -1, b->default_max_substeps, 1, 24.0, Py_None, TS_CHECKPOINT_SECONDS};
+    const ts_solver_ops *ops = b->ops;
+    tsubu_run_args a = {NULL, 0, 0, -1, ops->default_max_substeps, 1, 24.0, Py_None, TS_CHECKPOINT_SECONDS};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOid", names, &PyDict_Type, &settings, &PyList_Type,
                                      &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
                                      &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression,
@@ -197,33 +328,36 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
     if (a.first_frame < 0)
         a.first_frame = a.frame_start;
     Py_ssize_t n = PyList_GET_SIZE(objects);
-    char *objs = calloc((size_t)n + 1, b->object_size);
-    void *params = calloc(1, b->params_size), *state = NULL;
+    char *objs = calloc((size_t)n + 1, ops->object_size);
+    void *params = calloc(1, ops->params->size), *state = NULL;
     PyObject *keep = PyList_New(0), *result = NULL;
     if (!objs || !params || !keep) {
         PyErr_NoMemory();
         goto done;
     }
-    if (b->read_params(settings, params, a.frame_start, a.fps) < 0)
+    if (tsubu_read_params(ops->params, settings, params) < 0)
         goto done;
+    *(int *)ts_param_field(ts_param_find(ops->params, "frame_start"), params) = a.frame_start;
+    *(double *)ts_param_field(ts_param_find(ops->params, "fps"), params) = a.fps;
     for (Py_ssize_t i = 0; i < n; i++)
-        if (b->read_object(PyList_GET_ITEM(objects, i), objs + (size_t)i * b->object_size, keep) < 0)
+        if (b->read_object(PyList_GET_ITEM(objects, i), objs + (size_t)i * ops->object_size, keep) < 0)
             goto done;
     ts_error err;
     ts_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = b->create(&state, params, objs, (size_t)n, &err);
+    st = ops->create(&state, params, objs, (size_t)n, &err);
     if (st == TS_OK && a.first_frame != a.frame_start)
-        st = tsubu_restore_checkpoint(b->restore, state, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
+        st = tsubu_restore_checkpoint(ops->restore, state, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
     Py_END_ALLOW_THREADS
     if (st != TS_OK) {
         tsubu_raise(&err);
         goto done;
     }
-    if (tsubu_run_solver(b->ops, state, &a) == 0)
-        result = b->stats(state);
+    if (tsubu_run_solver(ops, state, &a) == 0)
+        result = stats_dict(ops, state);
 done:
-    b->destroy(state);
+    if (state)
+        ops->destroy(state);
     free(objs);
     free(params);
     Py_XDECREF(keep);

@@ -8,6 +8,7 @@
 #include "binding.h"
 #include "core/cache.h"
 #include "core/frameloop.h"
+#include "core/params.h"
 #include "core/rigid_object.h"
 
 typedef struct tsubu_run_args {
@@ -26,6 +27,13 @@ int tsubu_run_solver(const ts_solver_ops *ops, void *state, const tsubu_run_args
 int tsubu_dict_double(PyObject *d, const char *key, double *out);
 int tsubu_dict_int(PyObject *d, const char *key, int *out);
 int tsubu_dict_vec(PyObject *d, const char *key, double *out, int n);
+int tsubu_dict_vec_value(PyObject *v, const char *key, double *out, int n);
+
+/* A solver's params struct from a dict through its table: defaults first,
+ * then every key of the dict, which must name a row (a typo is an error). */
+int tsubu_read_params(const ts_param_table *t, PyObject *d, void *params);
+/* The table as a list of dicts (name, type, min, max, default, items, from_scene). */
+PyObject *tsubu_param_table_list(const ts_param_table *t);
 
 /* An object's mesh and motion from its dict: "vertices" (N,3) float32,
  * "triangles" (M,3) int32, optional "motion" (F,7) float64 or None. The
@@ -50,25 +58,20 @@ typedef ts_status (*tsubu_restore_fn)(void *state, const ts_frame *checkpoint, t
 ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const char *cache_dir, int first_frame,
                                    ts_error *err);
 
-/* What a solver's binding provides so that tsubu_bake can run it: the
- * sizes of its parameter and object structs, readers for them (params get
- * frame_start and fps from the call), and its create/restore/destroy/stats. */
+/* What a solver's binding adds to its core table: how to read one object. */
 typedef struct tsubu_solver_binding {
     const ts_solver_ops *ops;
-    size_t params_size, object_size;
-    int default_max_substeps;
-    int (*read_params)(PyObject *settings, void *params, int frame_start, double fps);
     int (*read_object)(PyObject *d, void *object, PyObject *keep);
-    ts_status (*create)(void **state, const void *params, const void *objects, size_t count, ts_error *err);
-    tsubu_restore_fn restore;
-    void (*destroy)(void *state);
-    PyObject *(*stats)(const void *state);
 } tsubu_solver_binding;
 
 /* The body of every <effect>_bake(settings, objects, cache_dir, frame_start, frame_end, fps,
  * first_frame=frame_start, max_substeps=..., progress=None, compression=1) -> stats:
- * read the arguments, create the solver (restoring the checkpoint when first_frame is
- * after frame_start) without the GIL, run the frame loop, return the stats dict. */
+ * read the settings through the solver's parameter table and the objects, create the
+ * solver (restoring the checkpoint when first_frame is after frame_start) without the
+ * GIL, run the frame loop, return the stats dict. */
 PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw);
+
+/* <effect>_params() -> the solver's parameter table (tsubu_param_table_list). */
+PyObject *tsubu_params(const tsubu_solver_binding *b);
 
 #endif

@@ -167,7 +167,7 @@ static void brittleness_map_lookup(void)
 
 static ts_fracture_params wall_params(void)
 {
-    ts_fracture_params p = {0};
+    ts_fracture_params p = ts_fracture_params_default();
     p.element_count = 300, p.density = 2400, p.contact_time = 0.004, p.restitution = 0.3, p.friction = 0.5;
     p.bond_stiffness = 1, p.strain_limit = 0.02, p.bend_limit = 0.1, p.twist_limit = 0.2;
     p.p0 = 1, p.pH = 1, p.n = 1, p.hard_threshold = 0.5, p.max_spring_length = 1.6;

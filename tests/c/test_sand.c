@@ -103,8 +103,7 @@ static void span_map_of_a_box_and_a_ring(void)
 
 static ts_sand_params drop_params(void)
 {
-    ts_sand_params p;
-    memset(&p, 0, sizeof p);
+    ts_sand_params p = ts_sand_params_default();
     p.cell_size = 1.0, p.nx = 24, p.ny = 24;
     p.element_radius = 0.5, p.bulk_density = 0.0707, p.grains_per_element = 10;
     p.friction = 0.3, p.restitution = 0.3, p.contact_time = 0.1, p.steps_per_contact = 10;

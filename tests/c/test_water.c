@@ -11,30 +11,22 @@
 
 #include "check.h"
 #include "core/water.h"
+#include "core/sand.h"
+#include "core/fracture.h"
 #include "fixtures.h"
 
 static ts_water_params tank_params(void)
 {
-    ts_water_params p;
-    memset(&p, 0, sizeof p);
+    ts_water_params p = ts_water_params_default(); /* and what this tank changes: */
     p.particle_radius = 0.03;
-    p.rest_density = 1000.0;
     p.speed_of_sound = 20.0;
-    p.gas_stiffness = 200.0;
-    p.viscosity = 0.001;
-    p.artificial_viscosity = 0.08;
     p.surface_tension = 0.07;
-    p.wall_friction = 0.1;
-    p.gravity[2] = -9.81;
-    p.cfl_number = 0.4;
     p.max_particles = 100000;
     p.surface_voxel_ratio = 1.0;
-    p.surface_radius_scale = 2.0;
     for (int a = 0; a < 3; a++)
         p.domain_min[a] = 0.0, p.domain_max[a] = 0.6;
     p.domain_walls = 1;
-    p.frame_start = 1;
-    p.fps = 24.0;
+    p.write_surface = 0; /* the VDB layer has its own tests */
     return p;
 }
 
@@ -274,7 +266,37 @@ static void test_crowded_liquid_uses_the_fallback_search(void)
     CHECK(system(cmd) == 0);
 }
 
+/* Each solver's table gives defaults its own check accepts, and the check names a parameter out of range. */
+static void test_param_tables_defaults_and_checks(void)
+{
+    const ts_solver_ops *solvers[] = {&ts_water_ops, &ts_sand_ops, &ts_fracture_ops};
+    for (int k = 0; k < 3; k++) {
+        const ts_param_table *t = solvers[k]->params;
+        char params[1024];
+        CHECK(t->size <= sizeof params);
+        ts_params_default(t, params);
+        ts_error err;
+        CHECK(ts_params_check(t, params, &err) == TS_OK);
+        for (size_t r = 0; r < t->count; r++) {
+            const ts_param_def *d = &t->defs[r];
+            if (d->type != TS_PARAM_REAL)
+                continue;
+            ts_params_default(t, params);
+            *(double *)ts_param_field(d, params) = d->max * 2.0 + 1.0;
+            CHECK(ts_params_check(t, params, &err) == TS_ERR_INVALID && strstr(err.message, d->name) &&
+                  strstr(err.message, t->effect));
+            *(double *)ts_param_field(d, params) = NAN;
+            CHECK(ts_params_check(t, params, &err) == TS_ERR_INVALID && strstr(err.message, d->name));
+        }
+    }
+    ts_water_params w = ts_water_params_default();
+    w.solver = 2;
+    ts_error err;
+    CHECK(ts_params_check(&ts_water_param_table, &w, &err) == TS_ERR_INVALID && strstr(err.message, "solver"));
+}
+
 const test_case water_tests[] = {
+    {"water/param_tables_defaults_and_checks", test_param_tables_defaults_and_checks},
     {"water/crowded_liquid_fallback_search", test_crowded_liquid_uses_the_fallback_search},
     {"water/tank_bakes_thread_independent", test_tank_bakes_and_is_thread_independent},
     {"water/checkpoint_restores_exactly", test_checkpoint_restores_exactly},

@@ -138,14 +138,7 @@ def _breakable_arrays(o):
 
 def solver_input(desc):
     """(settings, objects) for _core.fracture_bake from a validated description."""
-    p = dict(desc.parameters)
-    settings = {k: p[k] for k in ("element_count", "element_radius", "density", "p0", "pH", "n", "strain_limit",
-                                  "bond_stiffness", "hard_threshold", "max_spring_length", "contact_time",
-                                  "restitution", "friction", "debris_energy", "debris_size", "debris_spread",
-                                  "gravity", "steps_per_contact")}
-    settings.update(anchored=int(p["anchored"]), bend_limit=math.radians(p["bend_limit"]),
-                    twist_limit=math.radians(p["twist_limit"]), max_debris=float(p["max_debris"]),
-                    seed=float(desc.seed))
+    settings = FRACTURE.solver_settings(desc.parameters, seed=desc.seed)
     objects = []
     for o in desc.objects:
         q = o.params

@@ -96,15 +96,9 @@ def bed_grid(desc):
 
 def solver_input(desc):
     """(settings, objects) for _core.sand_bake from a validated description."""
-    p = dict(desc.parameters)
     grid = bed_grid(desc)
-    settings = {k: p[k] for k in ("cell_size", "noise", "bulk_density", "element_radius", "grains_per_element",
-                                  "friction", "restitution", "contact_time", "split_speed", "resting_gap", "dem_depth",
-                                  "grow_force", "rest_force", "rest_speed", "smoothing", "gravity",
-                                  "steps_per_contact")}
-    settings.update(nx=grid["nx"], ny=grid["ny"], x0=grid["x0"], y0=grid["y0"],
-                    cone_angle=math.radians(p["cone_angle"]), max_elements=float(p["max_elements"]),
-                    seed=float(desc.seed))
+    settings = SAND.solver_settings(desc.parameters, nx=grid["nx"], ny=grid["ny"], x0=grid["x0"], y0=grid["y0"],
+                                    seed=desc.seed)
     objects = []
     for o in desc.objects:
         motion = keyframed_motion(o) if o.params.get("motion") == "animated" else None

@@ -99,15 +99,9 @@ ROLE_CODES = {"fluid": 0, "inflow": 1, "rigid": 2, "obstacle": 3}
 
 def solver_input(desc):
     """(settings, objects) for _core.water_bake from a validated description."""
-    p = dict(desc.parameters)
     domain = desc.objects_with_role("domain")[0].world_vertices()
-    settings = {k: p[k] for k in ("particle_radius", "rest_density", "speed_of_sound", "gas_stiffness", "viscosity",
-                                  "artificial_viscosity", "surface_tension", "wall_friction", "gravity",
-                                  "cfl_number", "surface_voxel_ratio", "surface_radius_scale", "surface_smoothing")}
-    settings.update(muller=int(p["solver"] == "muller"), max_particles=float(p["max_particles"]),
-                    write_surface=int(p["write_surface"]), domain_walls=int(p["domain_walls"]),
-                    domain_min=domain.min(axis=0).tolist(), domain_max=domain.max(axis=0).tolist(),
-                    seed=float(desc.seed))
+    settings = WATER.solver_settings(desc.parameters, domain_min=domain.min(axis=0).tolist(),
+                                     domain_max=domain.max(axis=0).tolist(), seed=desc.seed)
     objects = []
     for o in desc.objects:
         if o.role == "domain":
