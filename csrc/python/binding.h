@@ -32,8 +32,6 @@ extern PyMethodDef tsubu_cache_methods[];
 extern PyMethodDef tsubu_vdb_methods[];
 extern PyMethodDef tsubu_mesh_methods[];
 extern PyMethodDef tsubu_water_methods[];
-extern PyMethodDef tsubu_sand_methods[];
-extern PyMethodDef tsubu_fracture_methods[];
 int tsubu_vdb_add_types(PyObject *module);
 
 #endif

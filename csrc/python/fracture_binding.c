@@ -57,25 +57,4 @@ static int read_object(PyObject *d, void *object, PyObject *keep)
     return 0;
 }
 
-static const tsubu_solver_binding FRACTURE = {&ts_fracture_ops, read_object};
-
-static PyObject *fracture_params(PyObject *self, PyObject *unused)
-{
-    (void)self, (void)unused;
-    return tsubu_params(&FRACTURE);
-}
-
-static PyObject *fracture_bake(PyObject *self, PyObject *args, PyObject *kw)
-{
-    (void)self;
-    return tsubu_bake(&FRACTURE, args, kw);
-}
-
-PyMethodDef tsubu_fracture_methods[] = {
-    {"fracture_params", fracture_params, METH_NOARGS, "fracture_params() -> the fracture solver's parameter table"},
-    {"fracture_bake", (PyCFunction)(void (*)(void))fracture_bake, METH_VARARGS | METH_KEYWORDS,
-     "fracture_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
-     "max_substeps=2000, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the fracture effect (see "
-     "tsubu/effects/fracture.py, which builds the arguments from a scene description)."},
-    {NULL, NULL, 0, NULL},
-};
+const tsubu_solver_binding tsubu_fracture_binding = {&ts_fracture_ops, read_object};

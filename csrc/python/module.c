@@ -5,6 +5,7 @@
 #include "binding.h"
 
 #include "core/cache.h"
+#include "run_binding.h"
 
 PyObject *tsubu_CorruptFileError, *tsubu_CancelledError, *tsubu_UnstableError;
 
@@ -89,7 +90,9 @@ PyMODINIT_FUNC PyInit__core(void)
         !(tsubu_UnstableError = new_exception(m, "UnstableError", PyExc_RuntimeError,
                                               "A simulation produced NaN or exploded; the message names the frame.")) ||
         add_methods(m, tsubu_cache_methods) < 0 || add_methods(m, tsubu_vdb_methods) < 0 ||
-        add_methods(m, tsubu_mesh_methods) < 0 || add_methods(m, tsubu_water_methods) < 0 || add_methods(m, tsubu_sand_methods) < 0 || add_methods(m, tsubu_fracture_methods) < 0 || tsubu_vdb_add_types(m) < 0 ||
+        add_methods(m, tsubu_mesh_methods) < 0 || add_methods(m, tsubu_water_methods) < 0 || tsubu_add_solver(m, &tsubu_water_binding) < 0 ||
+        tsubu_add_solver(m, &tsubu_sand_binding) < 0 || tsubu_add_solver(m, &tsubu_fracture_binding) < 0 ||
+        tsubu_vdb_add_types(m) < 0 ||
         PyModule_AddIntConstant(m, "CACHE_VERSION", TS_CACHE_VERSION) < 0) {
         Py_DECREF(m);
         return NULL;

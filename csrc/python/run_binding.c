@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct progress_ctx {
     PyObject *callable;
@@ -308,10 +309,6 @@ static PyObject *stats_dict(const ts_solver_ops *ops, const void *state)
     return d;
 }
 
-PyObject *tsubu_params(const tsubu_solver_binding *b)
-{
-    return tsubu_param_table_list(b->ops->params);
-}
 
 PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw)
 {
@@ -363,4 +360,64 @@ done:
     Py_XDECREF(keep);
     Py_DECREF(a.cache_dir);
     return result;
+}
+
+static const tsubu_solver_binding *binding_of(PyObject *self)
+{
+    return PyCapsule_GetPointer(self, "tsubu.solver");
+}
+
+static PyObject *bake_method(PyObject *self, PyObject *args, PyObject *kw)
+{
+    const tsubu_solver_binding *b = binding_of(self);
+    return b ? tsubu_bake(b, args, kw) : NULL;
+}
+
+static PyObject *params_method(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    const tsubu_solver_binding *b = binding_of(self);
+    return b ? tsubu_param_table_list(b->ops->params) : NULL;
+}
+
+/* A function of the module bound to the solver's binding; its definition lives as long as the module. */
+static int add_bound(PyObject *module, PyObject *capsule, const char *name, PyCFunction f, int flags, const char *doc)
+{
+    PyMethodDef *def = PyMem_Calloc(1, sizeof *def);
+    char *name_copy = PyMem_Malloc(strlen(name) + 1), *doc_copy = PyMem_Malloc(strlen(doc) + 1);
+    if (!def || !name_copy || !doc_copy) {
+        PyMem_Free(def), PyMem_Free(name_copy), PyMem_Free(doc_copy);
+        PyErr_NoMemory();
+        return -1;
+    }
+    *def = (PyMethodDef){strcpy(name_copy, name), f, flags, strcpy(doc_copy, doc)};
+    PyObject *fn = PyCFunction_NewEx(def, capsule, PyModule_GetNameObject(module));
+    if (!fn || PyModule_AddObject(module, name, fn) < 0) {
+        Py_XDECREF(fn);
+        return -1;
+    }
+    return 0;
+}
+
+int tsubu_add_solver(PyObject *module, const tsubu_solver_binding *b)
+{
+    const char *e = b->ops->effect;
+    PyObject *capsule = PyCapsule_New((void *)b, "tsubu.solver", NULL);
+    if (!capsule)
+        return -1;
+    char name[64], doc[640];
+    snprintf(name, sizeof name, "%s_bake", e);
+    snprintf(doc, sizeof doc, "%s_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
+             "max_substeps=%d, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the %s "
+             "effect: settings are rows of %s_params() (the others keep their defaults); tsubu/effects/%s.py builds "
+             "the arguments from a scene description.", e, b->ops->default_max_substeps, e, e, e);
+    int rc = add_bound(module, capsule, name, (PyCFunction)(void (*)(void))bake_method, METH_VARARGS | METH_KEYWORDS,
+                       doc);
+    snprintf(name, sizeof name, "%s_params", e);
+    snprintf(doc, sizeof doc, "%s_params() -> the %s solver's parameter table: dicts of name, type, min, max, "
+             "default, items, from_scene", e, e);
+    if (rc == 0)
+        rc = add_bound(module, capsule, name, params_method, METH_NOARGS, doc);
+    Py_DECREF(capsule);
+    return rc;
 }

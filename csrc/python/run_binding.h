@@ -71,7 +71,10 @@ typedef struct tsubu_solver_binding {
  * GIL, run the frame loop, return the stats dict. */
 PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw);
 
-/* <effect>_params() -> the solver's parameter table (tsubu_param_table_list). */
-PyObject *tsubu_params(const tsubu_solver_binding *b);
+/* Add <effect>_bake (tsubu_bake) and <effect>_params() (the parameter table,
+ * tsubu_param_table_list) for a solver to the module. */
+int tsubu_add_solver(PyObject *module, const tsubu_solver_binding *b);
+
+extern const tsubu_solver_binding tsubu_water_binding, tsubu_sand_binding, tsubu_fracture_binding;
 
 #endif

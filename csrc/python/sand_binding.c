@@ -24,25 +24,4 @@ static int read_object(PyObject *d, void *object, PyObject *keep)
     return 0;
 }
 
-static const tsubu_solver_binding SAND = {&ts_sand_ops, read_object};
-
-static PyObject *sand_params(PyObject *self, PyObject *unused)
-{
-    (void)self, (void)unused;
-    return tsubu_params(&SAND);
-}
-
-static PyObject *sand_bake(PyObject *self, PyObject *args, PyObject *kw)
-{
-    (void)self;
-    return tsubu_bake(&SAND, args, kw);
-}
-
-PyMethodDef tsubu_sand_methods[] = {
-    {"sand_params", sand_params, METH_NOARGS, "sand_params() -> the sand solver's parameter table"},
-    {"sand_bake", (PyCFunction)(void (*)(void))sand_bake, METH_VARARGS | METH_KEYWORDS,
-     "sand_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
-     "max_substeps=1000, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the sand effect (see "
-     "tsubu/effects/sand.py, which builds the arguments from a scene description)."},
-    {NULL, NULL, 0, NULL},
-};
+const tsubu_solver_binding tsubu_sand_binding = {&ts_sand_ops, read_object};

@@ -35,19 +35,7 @@ static int read_object(PyObject *d, void *object, PyObject *keep)
     return 0;
 }
 
-static const tsubu_solver_binding WATER = {&ts_water_ops, read_object};
-
-static PyObject *water_params(PyObject *self, PyObject *unused)
-{
-    (void)self, (void)unused;
-    return tsubu_params(&WATER);
-}
-
-static PyObject *water_bake(PyObject *self, PyObject *args, PyObject *kw)
-{
-    (void)self;
-    return tsubu_bake(&WATER, args, kw);
-}
+const tsubu_solver_binding tsubu_water_binding = {&ts_water_ops, read_object};
 
 static PyObject *sph_simd(PyObject *self, PyObject *args)
 {
@@ -64,10 +52,5 @@ PyMethodDef tsubu_water_methods[] = {
     {"sph_simd", sph_simd, METH_VARARGS,
      "sph_simd([allow]) -> 'avx2' or 'portable': the form of the SPH inner loops in use; sph_simd(False) "
      "turns AVX2 off (both forms give the same bits; the tests compare them)."},
-    {"water_params", water_params, METH_NOARGS, "water_params() -> the water solver's parameter table"},
-    {"water_bake", (PyCFunction)(void (*)(void))water_bake, METH_VARARGS | METH_KEYWORDS,
-     "water_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
-     "max_substeps=400, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the water effect (see "
-     "tsubu/effects/water.py, which builds the arguments from a scene description)."},
     {NULL, NULL, 0, NULL},
 };
