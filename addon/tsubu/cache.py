@@ -224,3 +224,25 @@ def matrix_from(position, quaternion):
                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
     m[:3, 3] = position
     return m
+
+
+# ---- the fragments stream kind: pieces' triangles, posed by the elements of its 'pieces' stream
+
+def read_fragments(cache, stream="fragments"):
+    """The pieces' triangles: corners (m,3,3) relative to their element, uv (m,3,2), element (m,), material (m,)."""
+    frames = cache.frames(stream)
+    if not frames:
+        raise CorruptFileError(f"{cache.folder}: no fragments were written; bake again")
+    f = cache.read_particles(stream, frames[0])
+    return (f["position"].reshape(-1, 3, 3), f["uv"].reshape(-1, 3, 2), f["element"], f["material"])
+
+
+def posed_fragments(corners, element, position, rotation):
+    """World corners (m,3,3) of the pieces moved by their elements' poses."""
+    w, x, y, z = (rotation[element, k][:, None] for k in range(4))
+    c = corners.astype(np.float64)
+    # rotate v by q: v + 2 w (u x v) + 2 u x (u x v), u = (x, y, z)
+    u = np.concatenate([x, y, z], axis=1)[:, None, :]
+    t = 2.0 * np.cross(u, c)
+    out = c + w[:, None, :] * t + np.cross(u, t)
+    return out + position[element][:, None, :]

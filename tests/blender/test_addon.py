@@ -297,4 +297,22 @@ def test_export_samples_animation():
         disable()
 
 
+def test_playback_has_one_entry_per_stream_kind():
+    """Playback goes by the stream-kind table alone: every kind the cache knows has an entry, an
+    unknown kind is named on the panel, and playback imports no effect module."""
+    enable()
+    try:
+        from tsubu.blender import playback
+        assert set(playback.STREAM_KINDS) == set(cachelib.KINDS)
+        try:
+            playback.stream_kind({"kind": "hologram"})
+            raise AssertionError("an unknown stream kind was accepted")
+        except ValueError as e:
+            assert "hologram" in str(e)
+        with open(playback.__file__) as f:
+            assert "effects" not in f.read().replace("no effect module", "")
+    finally:
+        disable()
+
+
 harness.run(globals(), "add-on")

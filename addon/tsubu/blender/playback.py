@@ -22,7 +22,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from ..cache import Cache, frame_path, read_particles
+from ..cache import Cache, frame_path, posed_fragments, read_fragments, read_particles
 from ..errors import CorruptFileError
 from . import compat, properties
 
@@ -244,7 +244,6 @@ def inner_material():
 
 def ensure_fragments_object(scene, domain, cache, stream, desc):
     """The pieces as one mesh of separate triangles, made once per bake; rest corners in an attribute."""
-    from ..effects.fracture import read_fragments
     name = f"{domain.name}.{stream}"
     obj = bpy.data.objects.get(name)
     if obj is not None and "tsubu_element" in obj.data.attributes:
@@ -277,7 +276,6 @@ def ensure_fragments_object(scene, domain, cache, stream, desc):
 
 def pose_fragments(mesh, frame):
     """Move every corner by its element's pose at this frame."""
-    from ..effects.fracture import posed_fragments
     n = len(mesh.vertices)
     rest = np.empty(3 * n, np.float32)
     mesh.attributes["tsubu_rest"].data.foreach_get("vector", rest)
@@ -297,8 +295,70 @@ def domains(scene):
             yield obj
 
 
+# ---- what playback does with each kind of stream (the manifest's "kind"; cache.KINDS)
+#
+# show(scene, domain, cache, stream, desc, frame, radius): every frame change;
+# build(scene, domain, cache, stream, desc) -> True when it made a rendered surface: once after a bake.
+# A new effect whose streams are of these kinds needs nothing here; a new kind adds one entry.
+
+def show_particles(scene, domain, cache, stream, desc, frame, radius):
+    path = frame_path(cache.folder, stream, frame)
+    obj = ensure_points_object(scene, domain, stream)
+    set_mesh_points(obj.data, read_particles(path) if os.path.exists(path) else None, radius)
+
+
+def show_heightfield(scene, domain, cache, stream, desc, frame, radius):
+    if os.path.exists(frame_path(cache.folder, stream, frame)):
+        set_heights(ensure_heightfield_object(scene, domain, stream, desc).data, cache.read_heights(stream, frame))
+
+
+def show_fragments(scene, domain, cache, stream, desc, frame, radius):
+    pieces = frame_path(cache.folder, desc["pieces"], frame)
+    if os.path.exists(pieces):
+        pose_fragments(ensure_fragments_object(scene, domain, cache, stream, desc).data, read_particles(pieces))
+
+
+def build_volume(scene, domain, cache, stream, desc):
+    made = ensure_volume_objects(scene, domain, cache, stream, desc) is not None
+    return made and "surface" in desc.get("grids", [])
+
+
+def build_transforms(scene, domain, cache, stream, desc):
+    apply_transforms(cache, stream)
+    return False
+
+
+def build_stand_in(scene, domain, cache, stream, desc):
+    """The baked ground or pieces stand in for the object: it shows as a wireframe, unrendered."""
+    domain.hide_render = True
+    domain.display_type = "WIRE"
+    return False
+
+
+class StreamKind:
+    def __init__(self, show=None, build=None):
+        self.show, self.build = show, build
+
+
+STREAM_KINDS = {
+    "particles": StreamKind(show=show_particles),
+    "heightfield": StreamKind(show=show_heightfield, build=build_stand_in),
+    "fragments": StreamKind(show=show_fragments, build=build_stand_in),
+    "pieces": StreamKind(),  # read through the fragments stream that names it
+    "volume": StreamKind(build=build_volume),
+    "transforms": StreamKind(build=build_transforms),
+}
+
+
+def stream_kind(desc):
+    kind = STREAM_KINDS.get(desc.get("kind"))
+    if kind is None:
+        raise ValueError(f"stream kind {desc.get('kind')!r} is not known to this Tsubu; update the add-on")
+    return kind
+
+
 def load_frame(scene, domain, frame):
-    """Show the domain's particle streams at a frame; returns the problem if the cache is damaged."""
+    """Show the domain's streams at a frame; returns the problem if the cache is damaged."""
     from .export import cache_folder
     cache = Cache(cache_folder(domain))
     if not cache.exists():
@@ -307,17 +367,9 @@ def load_frame(scene, domain, frame):
         m = cache.manifest()
         radius = float(m["parameters"].get("particle_radius", 0.01))
         for stream, desc in m["streams"].items():
-            path = frame_path(cache.folder, stream, frame)
-            if desc["kind"] == "particles":
-                obj = ensure_points_object(scene, domain, stream)
-                set_mesh_points(obj.data, read_particles(path) if os.path.exists(path) else None, radius)
-            elif desc["kind"] == "heightfield" and os.path.exists(path):
-                set_heights(ensure_heightfield_object(scene, domain, stream, desc).data, cache.read_heights(stream, frame))
-            elif desc["kind"] == "fragments":
-                pieces = frame_path(cache.folder, desc["pieces"], frame)
-                if os.path.exists(pieces):
-                    pose_fragments(ensure_fragments_object(scene, domain, cache, stream, desc).data,
-                                   read_particles(pieces))
+            kind = stream_kind(desc)
+            if kind.show:
+                kind.show(scene, domain, cache, stream, desc, frame, radius)
     except (CorruptFileError, OSError, KeyError, ValueError) as e:
         domain.tsubu.status = f"Cache problem: {e}"
         return str(e)
@@ -325,20 +377,15 @@ def load_frame(scene, domain, frame):
 
 
 def build_results(scene, domain):
-    """After a bake: volume objects, keyframes, and the current frame's particles."""
+    """After a bake: volume objects, keyframes, stand-ins, and the current frame's streams."""
     from .export import cache_folder
     cache = Cache(cache_folder(domain))
     m = cache.manifest()
     surfaces = False
     for stream, desc in m["streams"].items():
-        if desc["kind"] == "volume":
-            surfaces |= ensure_volume_objects(scene, domain, cache, stream, desc) is not None and \
-                "surface" in desc.get("grids", [])
-        elif desc["kind"] == "transforms":
-            apply_transforms(cache, stream)
-        elif desc["kind"] in ("heightfield", "fragments"):  # the baked ground or pieces stand in for the object
-            domain.hide_render = True
-            domain.display_type = "WIRE"
+        kind = stream_kind(desc)
+        if kind.build:
+            surfaces |= kind.build(scene, domain, cache, stream, desc)
     load_frame(scene, domain, scene.frame_current)
     for stream, desc in m["streams"].items():  # with a surface, the points are a viewport aid only
         obj = bpy.data.objects.get(f"{domain.name}.{stream}")

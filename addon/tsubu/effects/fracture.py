@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _core
 from ..baking import core_runner, register_runner
+from ..cache import posed_fragments, read_fragments  # noqa: F401 (the fragments stream kind's readers)
 from ..errors import ValidationError
 from ..schema import Param, Role, Schema, register
 from ..transforms import keyframed_motion, object_input, relative_motion
@@ -169,26 +170,6 @@ def read_pieces(cache, frame, stream="elements"):
     """Per element at a frame: position (n,3), rotation (n,4, w x y z), piece label (n,)."""
     f = cache.read_particles(stream, frame)
     return f["position"], f["rotation"], f["piece"]
-
-
-def read_fragments(cache, stream="fragments"):
-    """The pieces' triangles: corners (m,3,3) relative to their element, uv (m,3,2), element (m,), material (m,)."""
-    frames = cache.frames(stream)
-    if not frames:
-        raise ValidationError([f"{cache.folder}: no fragments were written; bake again"], "fracture cache")
-    f = cache.read_particles(stream, frames[0])
-    return (f["position"].reshape(-1, 3, 3), f["uv"].reshape(-1, 3, 2), f["element"], f["material"])
-
-
-def posed_fragments(corners, element, position, rotation):
-    """World corners (m,3,3) of the pieces moved by their elements' poses."""
-    w, x, y, z = (rotation[element, k][:, None] for k in range(4))
-    c = corners.astype(np.float64)
-    # rotate v by q: v + 2 w (u x v) + 2 u x (u x v), u = (x, y, z)
-    u = np.concatenate([x, y, z], axis=1)[:, None, :]
-    t = 2.0 * np.cross(u, c)
-    out = c + w[:, None, :] * t + np.cross(u, t)
-    return out + position[element][:, None, :]
 
 
 register_runner("fracture", core_runner(streams, solver_input, _core.fracture_bake))
