@@ -111,7 +111,7 @@ static double seconds_now(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-/* ------------------------------------------------------------------ checks */
+/* -------------------------------------------------------------- parameters */
 
 #define P ts_fracture_params
 static const ts_param_def PARAMS[] = {
@@ -1305,8 +1305,7 @@ static size_t fracture_stats(const void *state, ts_stat *out)
         {"seconds_fragments", s.seconds_fragments, 0}, {"fragment_triangles", (double)s.fragment_triangles, 1},
         {"steps", (double)s.steps, 1},
     };
-    memcpy(out, all, sizeof all);
-    return sizeof all / sizeof *all;
+    return ts_stats_copy(out, all, sizeof all / sizeof *all);
 }
 
 const ts_solver_ops ts_fracture_ops = {

@@ -216,3 +216,11 @@ ts_status ts_run_frames(const ts_frame_loop *loop, const ts_solver_ops *ops, voi
     }
     return st;
 }
+
+size_t ts_stats_copy(ts_stat *out, const ts_stat *all, size_t n)
+{
+    if (n > TS_MAX_STATS)
+        n = TS_MAX_STATS;
+    memcpy(out, all, n * sizeof *all);
+    return n;
+}

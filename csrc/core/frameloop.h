@@ -50,6 +50,9 @@ typedef struct ts_stat {
 } ts_stat;
 #define TS_MAX_STATS 24
 
+/* Copy a solver's figures into the loop's array (at most TS_MAX_STATS); returns how many. */
+size_t ts_stats_copy(ts_stat *out, const ts_stat *all, size_t n);
+
 /* A solver, as the frame loop and the bindings see it (Blender's point cache
  * has the same: one callback table per physics type). The bindings need
  * nothing else to run it: the parameter table reads its settings, create

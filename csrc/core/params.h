@@ -57,17 +57,19 @@ typedef struct ts_param_table {
 } ts_param_table;
 
 /* Rows, e.g. TS_REAL(ts_water_params, rest_density, 1.0, 30000.0, 1000.0). */
-#define TS_REAL(S, f, lo, hi, def) {#f, TS_PARAM_REAL, offsetof(S, f), lo, hi, {def, 0, 0}, TS_FROM_SCHEMA, {0}}
-#define TS_INT(S, f, lo, hi, def) {#f, TS_PARAM_INT, offsetof(S, f), lo, hi, {def, 0, 0}, TS_FROM_SCHEMA, {0}}
-#define TS_LONG(S, f, lo, hi, def) {#f, TS_PARAM_LONG, offsetof(S, f), lo, hi, {def, 0, 0}, TS_FROM_SCHEMA, {0}}
-#define TS_BOOL(S, f, def) {#f, TS_PARAM_BOOL, offsetof(S, f), 0, 1, {def, 0, 0}, TS_FROM_SCHEMA, {0}}
-#define TS_VEC3(S, f, lo, hi, x, y, z) {#f, TS_PARAM_VEC3, offsetof(S, f), lo, hi, {x, y, z}, TS_FROM_SCHEMA, {0}}
-#define TS_ENUM(S, f, def, ...) {#f, TS_PARAM_ENUM, offsetof(S, f), 0, 0, {def, 0, 0}, TS_FROM_SCHEMA, {__VA_ARGS__, NULL}}
+#define TS_ROW(S, f, type, lo, hi, x, y, z, source, ...) \
+    {#f, type, offsetof(S, f), lo, hi, {x, y, z}, source, {__VA_ARGS__}}
+#define TS_REAL(S, f, lo, hi, def) TS_ROW(S, f, TS_PARAM_REAL, lo, hi, def, 0, 0, TS_FROM_SCHEMA, NULL)
+#define TS_INT(S, f, lo, hi, def) TS_ROW(S, f, TS_PARAM_INT, lo, hi, def, 0, 0, TS_FROM_SCHEMA, NULL)
+#define TS_LONG(S, f, lo, hi, def) TS_ROW(S, f, TS_PARAM_LONG, lo, hi, def, 0, 0, TS_FROM_SCHEMA, NULL)
+#define TS_BOOL(S, f, def) TS_ROW(S, f, TS_PARAM_BOOL, 0, 1, def, 0, 0, TS_FROM_SCHEMA, NULL)
+#define TS_VEC3(S, f, lo, hi, x, y, z) TS_ROW(S, f, TS_PARAM_VEC3, lo, hi, x, y, z, TS_FROM_SCHEMA, NULL)
+#define TS_ENUM(S, f, def, ...) TS_ROW(S, f, TS_PARAM_ENUM, 0, 0, def, 0, 0, TS_FROM_SCHEMA, __VA_ARGS__, NULL)
 /* the same, given by the scene rather than the schema */
-#define TS_SCENE_REAL(S, f, lo, hi, def) {#f, TS_PARAM_REAL, offsetof(S, f), lo, hi, {def, 0, 0}, TS_FROM_SCENE, {0}}
-#define TS_SCENE_INT(S, f, lo, hi, def) {#f, TS_PARAM_INT, offsetof(S, f), lo, hi, {def, 0, 0}, TS_FROM_SCENE, {0}}
-#define TS_SCENE_VEC3(S, f, lo, hi, x, y, z) {#f, TS_PARAM_VEC3, offsetof(S, f), lo, hi, {x, y, z}, TS_FROM_SCENE, {0}}
-#define TS_SCENE_SEED(S, f) {#f, TS_PARAM_SEED, offsetof(S, f), 0, 0, {0, 0, 0}, TS_FROM_SCENE, {0}}
+#define TS_SCENE_REAL(S, f, lo, hi, def) TS_ROW(S, f, TS_PARAM_REAL, lo, hi, def, 0, 0, TS_FROM_SCENE, NULL)
+#define TS_SCENE_INT(S, f, lo, hi, def) TS_ROW(S, f, TS_PARAM_INT, lo, hi, def, 0, 0, TS_FROM_SCENE, NULL)
+#define TS_SCENE_VEC3(S, f, lo, hi, x, y, z) TS_ROW(S, f, TS_PARAM_VEC3, lo, hi, x, y, z, TS_FROM_SCENE, NULL)
+#define TS_SCENE_SEED(S, f) TS_ROW(S, f, TS_PARAM_SEED, 0, 0, 0, 0, 0, TS_FROM_SCENE, NULL)
 
 #define TS_PARAM_TABLE(effect, S, rows) {effect, rows, sizeof rows / sizeof rows[0], sizeof(S)}
 

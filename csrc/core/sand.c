@@ -130,7 +130,7 @@ struct ts_sand {
     size_t cp_rows;
 };
 
-/* ------------------------------------------------------------------ checks */
+/* -------------------------------------------------------------- parameters */
 
 #define P ts_sand_params
 static const ts_param_def PARAMS[] = {
@@ -1728,8 +1728,7 @@ static size_t sand_stats(const void *state, ts_stat *out)
         {"volume_lost", s.volume_lost, 0}, {"peak_airborne_volume", s.peak_airborne_volume, 0},
         {"max_speed", s.max_speed, 0}, {"dem_depth", s.dem_depth, 0}, {"steps", (double)s.steps, 1},
     };
-    memcpy(out, all, sizeof all);
-    return sizeof all / sizeof *all;
+    return ts_stats_copy(out, all, sizeof all / sizeof *all);
 }
 
 const ts_solver_ops ts_sand_ops = {

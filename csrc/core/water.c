@@ -188,6 +188,9 @@ static ts_status check_params(const ts_water_params *p, ts_error *err)
     return st;
 }
 
+/* Mueller's ideal-gas pressure (eq. 3.17) rather than the weakly compressible form. */
+static inline int uses_muller(const ts_water *w) { return w->p.solver == TS_WATER_MULLER; }
+
 /* Lattice points of spacing d inside a closed mesh (distance below `inside`),
  * the lattice anchored at the mesh's bounding-box corner plus d/2 so that a
  * box is filled exactly. Calls keep(point) for each; returns via callback. */
@@ -497,8 +500,8 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     w->lists_stale = 1;
     w->r_contact = 0.5f * w->spacing;  /* how close a particle may come to a wall */
     ts_kernels_init(&w->k, w->h);
-    w->eos = (ts_sph_eos_params){p->solver == TS_WATER_MULLER ? TS_SPH_IDEAL : TS_SPH_TAIT, p->rest_density, p->speed_of_sound,
-                                 p->gas_stiffness};
+    w->eos = (ts_sph_eos_params){p->solver == TS_WATER_MULLER ? TS_SPH_IDEAL : TS_SPH_TAIT, p->rest_density,
+                                 p->speed_of_sound, p->gas_stiffness};
     w->mass = (float)ts_sph_lattice_mass(w->h, w->spacing, p->rest_density);
     ts_sph_wall_init(&w->wall, &w->k, w->spacing, w->mass);
     for (int a = 0; a < 3; a++) {
@@ -936,9 +939,9 @@ static void compute_density(ts_water *w)
 static ts_sph_pair_consts make_pair_consts(const ts_water *w)
 {
     ts_sph_pair_consts c;
-    double alpha_c_h = (w->p.solver == TS_WATER_MULLER) ? 0.0 : w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h;
+    double alpha_c_h = uses_muller(w) ? 0.0 : w->p.artificial_viscosity * ts_sph_sound_speed(&w->eos) * w->h;
     ts_sph_pair_consts_init(&c, w->h, w->mass, w->k.spiky_grad, w->k.visc_lap, ts_poly6_grad_coeff(&w->k),
-                            w->p.viscosity, alpha_c_h, w->p.surface_tension, (w->p.solver == TS_WATER_MULLER));
+                            w->p.viscosity, alpha_c_h, w->p.surface_tension, uses_muller(w));
     return c;
 }
 
@@ -985,8 +988,8 @@ static void compute_forces(ts_water *w)
     const ts_grid *rg = &w->rgrid;
     const float gx = (float)w->p.gravity[0], gy = (float)w->p.gravity[1], gz = (float)w->p.gravity[2];
     const float normal_threshold = 0.1f / c.h;
-    const float wall_scale = (w->p.solver == TS_WATER_MULLER) ? 1.0f : 2.0f;
-    const int muller = (w->p.solver == TS_WATER_MULLER);
+    const int muller = uses_muller(w);
+    const float wall_scale = muller ? 1.0f : 2.0f;
     double a2_max = 0.0;
     /* dynamic: the work per particle varies (neighbour count, bodies, walls); each particle's sums are its own */
     #pragma omp parallel for schedule(dynamic, 256) reduction(max : a2_max)
@@ -1048,7 +1051,7 @@ static void compute_rigid_reactions(ts_water *w)
                 float r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 >= c.h2 || r2 <= TS_SPH_SAME_POINT)
                     continue;
-                ts_sph_side mirror = ts_sph_side_of(w->rho[j], (w->p.solver == TS_WATER_MULLER) && w->pr[j] < 0.0f ? 0.0f : w->pr[j]);
+                ts_sph_side mirror = ts_sph_side_of(w->rho[j], uses_muller(w) && w->pr[j] < 0.0f ? 0.0f : w->pr[j]);
                 float a[3] = {0, 0, 0};
                 pair_acceleration(&c, dx, dy, dz, r2, w->vx[j] - w->rvx[b], w->vy[j] - w->rvy[b],
                                   w->vz[j] - w->rvz[b], mirror, mirror, a);
@@ -1566,8 +1569,7 @@ static size_t water_stats(const void *state, ts_stat *out)
         {"kinetic_energy", s.kinetic_energy, 0}, {"potential_energy", s.potential_energy, 0},
         {"max_speed", s.max_speed, 0},
     };
-    memcpy(out, all, sizeof all);
-    return sizeof all / sizeof *all;
+    return ts_stats_copy(out, all, sizeof all / sizeof *all);
 }
 
 const ts_solver_ops ts_water_ops = {

@@ -334,6 +334,7 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
     }
     if (tsubu_read_params(ops->params, settings, params) < 0)
         goto done;
+    /* every table has these rows (tsubu_add_solver checked) */
     *(int *)ts_param_field(ts_param_find(ops->params, "frame_start"), params) = a.frame_start;
     *(double *)ts_param_field(ts_param_find(ops->params, "fps"), params) = a.fps;
     for (Py_ssize_t i = 0; i < n; i++)
@@ -399,9 +400,22 @@ static int add_bound(PyObject *module, PyObject *capsule, const char *name, PyCF
     return 0;
 }
 
+/* The rows the bake call fills in: a table without them is a programming error, caught at import. */
+static int has_row(const ts_param_table *t, const char *name, ts_param_type type)
+{
+    const ts_param_def *d = ts_param_find(t, name);
+    if (d && d->type == type && d->source == TS_FROM_SCENE)
+        return 1;
+    PyErr_Format(PyExc_SystemError, "the %s solver's parameter table lacks the scene row '%s'", t->effect, name);
+    return 0;
+}
+
 int tsubu_add_solver(PyObject *module, const tsubu_solver_binding *b)
 {
     const char *e = b->ops->effect;
+    if (!has_row(b->ops->params, "frame_start", TS_PARAM_INT) || !has_row(b->ops->params, "fps", TS_PARAM_REAL) ||
+        !has_row(b->ops->params, "seed", TS_PARAM_SEED))
+        return -1;
     PyObject *capsule = PyCapsule_New((void *)b, "tsubu.solver", NULL);
     if (!capsule)
         return -1;

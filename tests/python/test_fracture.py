@@ -58,9 +58,9 @@ def test_pieces_only_ever_split_and_mass_and_fragments_add_up(fig5):
         previous = piece
         pos, rot, _ = fracture.read_pieces(cache, f)
         assert np.isfinite(pos).all() and np.isfinite(rot).all()
-    corners, uv, element, material = fracture.read_fragments(cache)
+    corners, uv, element, material = tsubu.cache.read_fragments(cache)
     rest, rot0, _ = fracture.read_pieces(cache, 1)
-    world = fracture.posed_fragments(corners, element, rest.astype(np.float64), rot0.astype(np.float64))
+    world = tsubu.cache.posed_fragments(corners, element, rest.astype(np.float64), rot0.astype(np.float64))
     a, b, c = world[:, 0], world[:, 1], world[:, 2]
     per_piece = np.bincount(element, np.einsum("ij,ij->i", a, np.cross(b, c)) / 6.0, minlength=len(rest))
     assert abs(per_piece.sum() - 0.08) < 1e-4 and (per_piece > 0).all()  # closed pieces that rebuild the wall

@@ -5,13 +5,11 @@ Paper: ../shared/papers/edem-fracture-brittleness-map-imagire-johan-nishita.txt.
 The solver is csrc/core/fracture.c; this module declares what a user can set
 and turns a scene description into the solver's input.
 """
-import math
 
 import numpy as np
 
 from .. import _core
 from ..baking import core_runner, register_runner
-from ..cache import posed_fragments, read_fragments  # noqa: F401 (the fragments stream kind's readers)
 from ..errors import ValidationError
 from ..schema import Param, Role, Schema, register
 from ..transforms import keyframed_motion, object_input, relative_motion

@@ -4,7 +4,6 @@ Paper: ../shared/papers/sph-water-rigid-coupling-amada.txt. The solver is
 csrc/core/water.c; this module declares what a user can set and turns a
 scene description into the solver's input.
 """
-import numpy as np
 
 from .. import _core
 from ..baking import core_runner, register_runner
