@@ -59,9 +59,9 @@ $(BUILD)/san/test_core: $(TEST_SRC) tests/c/check.h tests/c/fixtures.h $(BUILD)/
 	gcc $(CFLAGS_SAN) -Icsrc $(TEST_SRC) $(BUILD)/san/libtsubu_core.a $(LIBS) -o $@
 $(BUILD)/opt/bench_core: $(BENCH_SRC) $(BUILD)/opt/libtsubu_core.a
 	gcc $(CFLAGS_OPT) -Icsrc $(BENCH_SRC) $(BUILD)/opt/libtsubu_core.a $(LIBS) -o $@
-$(BUILD)/fuzz/fuzz_cache: tests/c/fuzz_cache.c csrc/core/cache.c csrc/core/status.c
+$(BUILD)/fuzz/fuzz_cache: tests/c/fuzz_cache.c csrc/core/cache.c csrc/core/checkpoint.c csrc/core/status.c
 	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc $^ -lz -lpthread -o $@
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc $^ -lz -lpthread -lm -o $@
 
 # ---- tests ----
 test-c: $(BUILD)/opt/test_core $(BUILD)/san/test_core $(BUILD)/fuzz/fuzz_cache

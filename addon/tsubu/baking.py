@@ -94,6 +94,10 @@ def bake(description, cache_dir, progress=None, resume=False):
         if m["effect"] != description.effect or m.get("scene_digest") != digest:
             raise ValidationError([f"{cache.folder} holds a bake of a different scene or different settings; "
                                    "bake from the start instead of resuming"], "resume")
+        if cache.has_old_checkpoint():
+            raise ValidationError([f"{cache.folder} was baked by an earlier Tsubu whose saved state this version cannot "
+                                   "resume from; bake from the start (the frames baked so far stay until then)"],
+                                  "resume")
         # from the checkpoint, which may be a few frames behind the outputs (the solvers write one
         # about every half minute): the frames after it are baked again, to the same bytes
         last, saved = cache.last_whole_frame(), cache.checkpoint_frame()

@@ -3,7 +3,7 @@
     DIR/manifest.json                     effect, parameters, frames, streams, bake status
     DIR/<stream>/<stream>_000001.tspf     particle frames (docs/cache-format.md)
     DIR/<stream>/<stream>_000001.vdb      volumes (OpenVDB, named grids)
-    DIR/state/checkpoint.tspf             solver state at the last whole frame (resume)
+    DIR/state/checkpoint.tsck             solver state at a recent whole frame (resume)
 
 A stream of kind "transforms" is a particle frame per frame with one row per
 rigid object (position, rotation as a w-x-y-z quaternion, id), the object
@@ -32,6 +32,8 @@ FORMAT_VERSION = 1
 KINDS = {"particles": "tspf", "transforms": "tspf", "heightfield": "tspf", "volume": "vdb", "pieces": "tspf",
          "fragments": "tspf"}
 ONCE = ("fragments",)  # kinds written at frame_start only
+CHECKPOINT = os.path.join("state", "checkpoint.tsck")
+CHECKPOINT_MAGIC = b"\x89TSCKP\r\n"
 
 
 def version():
@@ -155,17 +157,22 @@ class Cache:
         return out
 
     def checkpoint_frame(self):
-        """The frame whose solver state state/checkpoint.tspf holds, None without one (its header
-        only: the state itself is checked when a resume reads it)."""
-        path = os.path.join(self.folder, "state", "checkpoint.tspf")
+        """The frame whose solver state state/checkpoint.tsck holds, None without one (its header
+        only: the sections are checked when a resume reads them)."""
         try:
-            with open(path, "rb") as f:
-                head = f.read(28)
+            with open(os.path.join(self.folder, CHECKPOINT), "rb") as f:
+                head = f.read(16)
         except OSError:
             return None
-        if len(head) < 28 or head[:8] != b"\x89TSUBU\r\n":
+        if len(head) < 16 or head[:8] != CHECKPOINT_MAGIC or struct.unpack_from("<I", head, 8)[0] != 1:
             return None
-        return struct.unpack_from("<i", head, 24)[0]
+        return struct.unpack_from("<i", head, 12)[0]
+
+    def has_old_checkpoint(self):
+        """Whether the state was saved by a Tsubu before sectioned checkpoints (0.1: one particle
+        frame, state/checkpoint.tspf), which this one cannot resume from."""
+        return (os.path.exists(os.path.join(self.folder, "state", "checkpoint.tspf"))
+                and not os.path.exists(os.path.join(self.folder, CHECKPOINT)))
 
     def last_whole_frame(self):
         """The frame every stream has reached (None if none); a resume starts at this or at the

@@ -2,6 +2,8 @@
  * background writer (see cache.h and docs/cache-format.md). */
 #include "cache.h"
 
+#include "bytes.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -39,26 +41,6 @@ const char *ts_attr_type_name(ts_attr_type type)
     return "unknown";
 }
 
-/* ---- little-endian field access ---- */
-
-static void put_u32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static void put_u64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static uint32_t get_u32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
-static uint64_t get_u64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
-static void put_f64(uint8_t *p, double d) { uint64_t v; memcpy(&v, &d, 8); put_u64(p, v); }
-static double get_f64(const uint8_t *p) { uint64_t v = get_u64(p); double d; memcpy(&d, &v, 8); return d; }
-
-static uint32_t crc32_of(const uint8_t *p, size_t n)
-{
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (n > 0) { /* zlib takes uInt lengths */
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = crc32(crc, p, chunk);
-        p += chunk;
-        n -= chunk;
-    }
-    return (uint32_t)crc;
-}
 
 /* ---- frames in memory ---- */
 
@@ -160,7 +142,7 @@ static ts_status encode_column(const ts_attribute *a, uint64_t count, int level,
     size_t raw = column_bytes(a, count), width = ts_attr_type_size(a->type);
     const uint8_t *src = a->data;
     uint8_t *shuffled = NULL;
-    out->crc = crc32_of(src, raw);
+    out->crc = ts_crc32(0, src, raw);
     out->encoding = width > 1 ? ENCODING_SHUFFLE_ZLIB : ENCODING_ZLIB;
     if (out->encoding == ENCODING_SHUFFLE_ZLIB && raw > 0) {
         shuffled = malloc(raw);
@@ -207,13 +189,13 @@ ts_status ts_frame_encode(const ts_frame *f, int level, uint8_t **out, size_t *o
         st = ts_fail(err, TS_ERR_NOMEM, "cache: out of memory for a %zu-byte frame", total);
     if (st == TS_OK) {
         memcpy(buf, MAGIC, 8);
-        put_u32(buf + 8, TS_CACHE_VERSION);
-        put_u32(buf + 12, (uint32_t)n);
-        put_u64(buf + 16, f->count);
-        put_u32(buf + 24, (uint32_t)f->frame);
-        put_u32(buf + 28, 0); /* flags */
-        put_f64(buf + 32, f->time);
-        put_u64(buf + 40, data_size);
+        ts_put_u32(buf + 8, TS_CACHE_VERSION);
+        ts_put_u32(buf + 12, (uint32_t)n);
+        ts_put_u64(buf + 16, f->count);
+        ts_put_u32(buf + 24, (uint32_t)f->frame);
+        ts_put_u32(buf + 28, 0); /* flags */
+        ts_put_f64(buf + 32, f->time);
+        ts_put_u64(buf + 40, data_size);
         size_t offset = 0;
         for (int i = 0; i < n; i++) {
             const ts_attribute *a = &f->attributes[i];
@@ -222,14 +204,14 @@ ts_status ts_frame_encode(const ts_frame *f, int level, uint8_t **out, size_t *o
             e[32] = (uint8_t)a->type;
             e[33] = (uint8_t)a->components;
             e[34] = (uint8_t)cols[i].encoding;
-            put_u32(e + 36, cols[i].crc);
-            put_u64(e + 40, offset);
-            put_u64(e + 48, cols[i].size);
+            ts_put_u32(e + 36, cols[i].crc);
+            ts_put_u64(e + 40, offset);
+            ts_put_u64(e + 48, cols[i].size);
             memcpy(buf + table_end + 4 + offset, cols[i].bytes, cols[i].size);
             offset += cols[i].size;
         }
-        put_u32(buf + table_end, crc32_of(buf, table_end));
-        put_u32(buf + table_end + 4 + data_size, crc32_of(buf + table_end + 4, data_size));
+        ts_put_u32(buf + table_end, ts_crc32(0, buf, table_end));
+        ts_put_u32(buf + table_end + 4 + data_size, ts_crc32(0, buf + table_end + 4, data_size));
         *out = buf;
         *out_size = total;
     }
@@ -256,8 +238,8 @@ static ts_status decode_column(const uint8_t *entry, const uint8_t *data, size_t
     if (width == 0 || a->components < 1 || a->components > TS_CACHE_MAX_COMPONENTS ||
         (encoding != ENCODING_ZLIB && encoding != ENCODING_SHUFFLE_ZLIB) || entry[35] != 0)
         return ts_fail(err, TS_ERR_CORRUPT, "%s: attribute '%s' has an unknown type or encoding", source, a->name);
-    uint32_t crc = get_u32(entry + 36);
-    uint64_t offset = get_u64(entry + 40), size = get_u64(entry + 48);
+    uint32_t crc = ts_get_u32(entry + 36);
+    uint64_t offset = ts_get_u64(entry + 40), size = ts_get_u64(entry + 48);
     if (offset > data_size || size > data_size - offset)
         return ts_fail(err, TS_ERR_CORRUPT, "%s: attribute '%s' points outside the file", source, a->name);
     uint64_t raw = count * (uint64_t)a->components * width;
@@ -283,7 +265,7 @@ static ts_status decode_column(const uint8_t *entry, const uint8_t *data, size_t
         unshuffle(scratch, column, (size_t)raw / width, width);
         free(scratch);
     }
-    if (crc32_of(column, (size_t)raw) != crc) {
+    if (ts_crc32(0, column, (size_t)raw) != crc) {
         free(column);
         return ts_fail(err, TS_ERR_CORRUPT, "%s: attribute '%s' fails its checksum (damaged file)", source, a->name);
     }
@@ -300,29 +282,29 @@ ts_status ts_frame_decode(const uint8_t *buf, size_t size, const char *source, t
         return ts_fail(err, TS_ERR_CORRUPT, "%s: not a Tsubu particle cache file (wrong magic)", source);
     if (size < HEADER_SIZE + 8)
         return ts_fail(err, TS_ERR_CORRUPT, "%s: the file is truncated (%zu bytes)", source, size);
-    uint32_t version = get_u32(buf + 8);
+    uint32_t version = ts_get_u32(buf + 8);
     if (version != TS_CACHE_VERSION)
         return ts_fail(err, TS_ERR_CORRUPT,
                        "%s: cache format version %u; this Tsubu reads version %d (bake again or update Tsubu)",
                        source, version, TS_CACHE_VERSION);
-    uint32_t n = get_u32(buf + 12);
+    uint32_t n = ts_get_u32(buf + 12);
     if (n > TS_CACHE_MAX_ATTRIBUTES)
         return ts_fail(err, TS_ERR_CORRUPT, "%s: the header claims %u attributes (damaged file)", source, n);
     size_t table_end = HEADER_SIZE + (size_t)n * ENTRY_SIZE;
     if (size < table_end + 8)
         return ts_fail(err, TS_ERR_CORRUPT, "%s: the file is truncated (%zu bytes)", source, size);
-    if (crc32_of(buf, table_end) != get_u32(buf + table_end))
+    if (ts_crc32(0, buf, table_end) != ts_get_u32(buf + table_end))
         return ts_fail(err, TS_ERR_CORRUPT, "%s: the header fails its checksum (damaged file)", source);
-    uint64_t data_size = get_u64(buf + 40);
+    uint64_t data_size = ts_get_u64(buf + 40);
     if (data_size != size - table_end - 8)
         return ts_fail(err, TS_ERR_CORRUPT, "%s: the file is truncated or has trailing bytes (%zu bytes, expected %llu)",
                        source, size, (unsigned long long)(table_end + 8 + data_size));
     const uint8_t *data = buf + table_end + 4;
-    if (crc32_of(data, (size_t)data_size) != get_u32(data + data_size))
+    if (ts_crc32(0, data, (size_t)data_size) != ts_get_u32(data + data_size))
         return ts_fail(err, TS_ERR_CORRUPT, "%s: the particle data fails its checksum (damaged file)", source);
-    out->count = get_u64(buf + 16);
-    out->frame = (int32_t)get_u32(buf + 24);
-    out->time = get_f64(buf + 32);
+    out->count = ts_get_u64(buf + 16);
+    out->frame = (int32_t)ts_get_u32(buf + 24);
+    out->time = ts_get_f64(buf + 32);
     out->owns_data = 1;
     for (uint32_t i = 0; i < n; i++) {
         ts_attribute *a = &out->attributes[i];
@@ -391,9 +373,10 @@ ts_status ts_frame_write(const char *path, const ts_frame *f, int level, ts_erro
     return st;
 }
 
-ts_status ts_frame_read(const char *path, ts_frame *out, ts_error *err)
+ts_status ts_read_file(const char *path, uint8_t **out, size_t *out_size, ts_error *err)
 {
-    ts_frame_init(out, 0, 0.0, 0);
+    *out = NULL;
+    *out_size = 0;
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return ts_fail(err, TS_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
@@ -419,6 +402,21 @@ ts_status ts_frame_read(const char *path, ts_frame *out, ts_error *err)
         }
     }
     fclose(fp);
+    if (st != TS_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    *out_size = size;
+    return TS_OK;
+}
+
+ts_status ts_frame_read(const char *path, ts_frame *out, ts_error *err)
+{
+    ts_frame_init(out, 0, 0.0, 0);
+    uint8_t *buf;
+    size_t size;
+    ts_status st = ts_read_file(path, &buf, &size, err);
     if (st == TS_OK)
         st = ts_frame_decode(buf, size, path, out, err);
     free(buf);
@@ -431,6 +429,8 @@ typedef struct write_job {
     char *path;
     ts_frame frame; /* owns copies of the columns */
     int level;
+    uint8_t *bytes; /* or, when not NULL, a file already encoded (owned) */
+    size_t size;
 } write_job;
 
 struct ts_cache_writer {
@@ -446,6 +446,8 @@ static void job_free(write_job *job)
 {
     free(job->path);
     job->path = NULL;
+    free(job->bytes);
+    job->bytes = NULL;
     ts_frame_free(&job->frame);
 }
 
@@ -464,7 +466,8 @@ static void *writer_main(void *arg)
 
         ts_error err;
         ts_error_clear(&err);
-        ts_status st = ts_frame_write(job.path, &job.frame, job.level, &err);
+        ts_status st = job.bytes ? ts_write_file_atomic(job.path, job.bytes, job.size, &err)
+                                 : ts_frame_write(job.path, &job.frame, job.level, &err);
         job_free(&job);
 
         pthread_mutex_lock(&w->lock);
@@ -532,22 +535,12 @@ static ts_status copy_frame(const ts_frame *f, ts_frame *copy, ts_error *err)
     return TS_OK;
 }
 
-static ts_status submit_at_level(ts_cache_writer *w, const char *path, const ts_frame *f, int level, ts_error *err)
+static ts_status enqueue(ts_cache_writer *w, write_job job, ts_error *err)
 {
-    write_job job;
-    job.level = level;
-    job.path = strdup(path);
-    if (!job.path)
-        return ts_fail(err, TS_ERR_NOMEM, "cache writer: out of memory");
-    ts_status st = copy_frame(f, &job.frame, err);
-    if (st != TS_OK) {
-        free(job.path);
-        return st;
-    }
     pthread_mutex_lock(&w->lock);
     while (w->queued == w->depth)
         pthread_cond_wait(&w->changed, &w->lock);
-    st = report_first_error(w, err);
+    ts_status st = report_first_error(w, err);
     if (st == TS_OK) {
         w->queue[(w->head + w->queued) % w->depth] = job;
         w->queued++;
@@ -561,12 +554,30 @@ static ts_status submit_at_level(ts_cache_writer *w, const char *path, const ts_
 
 ts_status ts_cache_writer_submit(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err)
 {
-    return submit_at_level(w, path, f, w->level, err);
+    write_job job = {0};
+    job.level = w->level;
+    job.path = strdup(path);
+    if (!job.path)
+        return ts_fail(err, TS_ERR_NOMEM, "cache writer: out of memory");
+    ts_status st = copy_frame(f, &job.frame, err);
+    if (st != TS_OK) {
+        free(job.path);
+        return st;
+    }
+    return enqueue(w, job, err);
 }
 
-ts_status ts_cache_writer_submit_stored(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err)
+ts_status ts_cache_writer_submit_bytes(ts_cache_writer *w, const char *path, uint8_t *bytes, size_t size,
+                                       ts_error *err)
 {
-    return submit_at_level(w, path, f, 0, err);
+    write_job job = {0};
+    job.bytes = bytes, job.size = size;
+    job.path = strdup(path);
+    if (!job.path) {
+        free(bytes);
+        return ts_fail(err, TS_ERR_NOMEM, "cache writer: out of memory");
+    }
+    return enqueue(w, job, err);
 }
 
 ts_status ts_cache_writer_flush(ts_cache_writer *w, ts_error *err)

@@ -69,6 +69,8 @@ ts_status ts_frame_decode(const uint8_t *buf, size_t size, const char *source, t
 ts_status ts_write_file_atomic(const char *path, const void *data, size_t size, ts_error *err);
 ts_status ts_frame_write(const char *path, const ts_frame *f, int level, ts_error *err);
 ts_status ts_frame_read(const char *path, ts_frame *out, ts_error *err);
+/* The whole file in a newly allocated buffer (*out, *out_size). */
+ts_status ts_read_file(const char *path, uint8_t **out, size_t *out_size, ts_error *err);
 
 /* ---- asynchronous writer ---- */
 typedef struct ts_cache_writer ts_cache_writer;
@@ -78,10 +80,10 @@ ts_status ts_cache_writer_open(ts_cache_writer **w, int queue_depth, int level, 
 /* Copy the frame and queue it for `path`; blocks while the queue is full.
  * Reports the first failure of an earlier write, if any. */
 ts_status ts_cache_writer_submit(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err);
-/* The same, stored without compression (zlib level 0): for a solver's
- * checkpoint, rewritten every frame, whose doubles hardly compress - at
- * level 1 its compression would take a core away from the solver. */
-ts_status ts_cache_writer_submit_stored(ts_cache_writer *w, const char *path, const ts_frame *f, ts_error *err);
+/* Queue a file already encoded (a checkpoint); the writer takes `bytes`
+ * (malloc'd) and frees it, also when this fails. */
+ts_status ts_cache_writer_submit_bytes(ts_cache_writer *w, const char *path, uint8_t *bytes, size_t size,
+                                       ts_error *err);
 /* Wait until everything queued is on disk; report the first failure. */
 ts_status ts_cache_writer_flush(ts_cache_writer *w, ts_error *err);
 /* Flush, stop the thread and free; reports the first failure. */

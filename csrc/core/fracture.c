@@ -9,6 +9,7 @@
 #include "fracture.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +101,6 @@ struct ts_fracture {
     int frame;
     double frame_dt, s;
     long steps;
-    double *cp;
-    size_t cp_rows;
 };
 
 static double seconds_now(void)
@@ -646,7 +645,7 @@ void ts_fracture_destroy(ts_fracture *f)
         return;
     double *cols[] = {f->x, f->y, f->z, f->vx, f->vy, f->vz, f->wx, f->wy, f->wz, f->R, f->force, f->torque, f->rest,
                       f->spring_force, f->spring_torque, f->break_energy, f->proj_load, f->dx, f->dy, f->dz, f->dvx,
-                      f->dvy, f->dvz, f->dr, f->cp};
+                      f->dvy, f->dvz, f->dr};
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
         free(cols[k]);
     free(f->q), free(f->fixed), free(f->gx), free(f->gy), free(f->gz), free(f->piece), free(f->parent);
@@ -1151,110 +1150,104 @@ static ts_status fracture_write_frame(void *state, ts_frame_output *out, ts_erro
 
 /* ------------------------------------------------------------- checkpoint */
 
-/* Rows of CP_WIDTH doubles, the first of each its kind. Springs are rebuilt
- * the same from the scene (placement is seeded), so only which broke is kept. */
-#define CP_WIDTH 16
-#define SPRINGS_PER_ROW 14
-enum { ROW_HEADER = 0, ROW_ELEMENT = 1, ROW_BROKEN = 2, ROW_DEBRIS = 3, ROW_PROJECTILE = 4 };
-
-static ts_status fracture_save_state(void *state, ts_frame *cp, ts_error *err)
+/* Sections: "elements", "broken" (the indices of the broken springs: the
+ * springs themselves are rebuilt the same from the scene, placement being
+ * seeded), "debris", "projectiles" and "projectile_active", "counters". */
+static void element_columns(ts_fracture *f, ts_column c[10])
 {
-    ts_fracture *f = state;
-    size_t broken_rows = 0;
-    for (size_t k = 0, in_row = 0; k < f->n_springs; k++)
-        if (f->springs[k].broken && in_row++ % SPRINGS_PER_ROW == 0)
-            broken_rows++;
-    size_t rows = 1 + f->n + broken_rows + f->nd + f->n_proj;
-    if (rows > f->cp_rows) {
-        double *grown = realloc(f->cp, rows * CP_WIDTH * sizeof *grown);
-        if (!grown)
-            return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for the checkpoint");
-        f->cp = grown, f->cp_rows = rows;
-    }
-    memset(f->cp, 0, rows * CP_WIDTH * sizeof *f->cp);
-    double *row = f->cp;
-    double header[] = {ROW_HEADER, (double)f->n, (double)f->n_springs, (double)f->broken, (double)f->nd,
-                       (double)f->n_proj, (double)f->next_debris, (double)f->steps};
-    memcpy(row, header, sizeof header), row += CP_WIDTH;
-    for (size_t i = 0; i < f->n; i++, row += CP_WIDTH) {
-        double e[] = {ROW_ELEMENT, f->x[i], f->y[i], f->z[i], f->vx[i], f->vy[i], f->vz[i], f->wx[i], f->wy[i],
-                      f->wz[i], f->q[i].w, f->q[i].x, f->q[i].y, f->q[i].z};
-        memcpy(row, e, sizeof e);
-    }
-    size_t in_row = 0;
-    for (size_t k = 0; k < f->n_springs; k++) {
-        if (!f->springs[k].broken)
-            continue;
-        if (in_row == SPRINGS_PER_ROW)
-            row += CP_WIDTH, in_row = 0;
-        row[0] = ROW_BROKEN, row[1] = (double)++in_row, row[1 + in_row] = (double)k;
-    }
-    if (in_row)
-        row += CP_WIDTH;
-    for (size_t d = 0; d < f->nd; d++, row += CP_WIDTH) {
-        double e[] = {ROW_DEBRIS, f->dx[d], f->dy[d], f->dz[d], f->dvx[d], f->dvy[d], f->dvz[d], f->dr[d], f->did[d],
-                      f->drest[d]};
-        memcpy(row, e, sizeof e);
-    }
-    for (size_t k = 0; k < f->n_proj; k++, row += CP_WIDTH) {
-        const ts_rigid_body *b = &f->proj[k].body.rb;
-        double e[] = {ROW_PROJECTILE, b->x.x, b->x.y, b->x.z, b->q.w, b->q.x, b->q.y, b->q.z, b->P.x, b->P.y, b->P.z,
-                      b->L.x, b->L.y, b->L.z, f->proj[k].active};
-        memcpy(row, e, sizeof e);
-    }
-    cp->count = rows;
-    return ts_frame_add(cp, "state", TS_ATTR_F64, CP_WIDTH, f->cp, err);
+    double *d[] = {f->x, f->y, f->z, f->vx, f->vy, f->vz, f->wx, f->wy, f->wz};
+    static const char *const names[] = {"x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"};
+    for (int k = 0; k < 9; k++)
+        c[k] = (ts_column){names[k], TS_ATTR_F64, 1, d[k]};
+    c[9] = (ts_column){"q", TS_ATTR_F64, 4, f->q}; /* w x y z */
 }
 
-ts_status ts_fracture_restore(ts_fracture *f, const ts_frame *cp, ts_error *err)
+static void debris_columns(ts_fracture *f, ts_column c[9])
 {
-    const ts_attribute *a = ts_frame_find(cp, "state");
-    if (!a || a->type != TS_ATTR_F64 || a->components != CP_WIDTH || cp->count < 1)
-        return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: its state is missing; bake again from the start");
-    const double *row = a->data, *end = row + cp->count * CP_WIDTH;
-    if (row[0] != ROW_HEADER || (size_t)row[1] != f->n || (size_t)row[2] != f->n_springs || (size_t)row[5] != f->n_proj)
-        return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: it is of a different scene (%g elements, %g springs); "
-                       "bake again from the start", row[1], row[2]);
-    size_t nd = (size_t)row[4];
-    ts_status st = reserve_debris(f, nd + 1, err);
+    double *d[] = {f->dx, f->dy, f->dz, f->dvx, f->dvy, f->dvz, f->dr};
+    static const char *const names[] = {"x", "y", "z", "vx", "vy", "vz", "r"};
+    for (int k = 0; k < 7; k++)
+        c[k] = (ts_column){names[k], TS_ATTR_F64, 1, d[k]};
+    c[7] = (ts_column){"id", TS_ATTR_U32, 1, f->did};
+    c[8] = (ts_column){"rest", TS_ATTR_U8, 1, f->drest};
+}
+
+static ts_status fracture_save_state(void *state, ts_checkpoint *cp, ts_error *err)
+{
+    ts_fracture *f = state;
+    uint32_t *broken = ts_checkpoint_scratch(cp, f->n_springs * sizeof *broken, err);
+    int32_t *active = ts_checkpoint_scratch(cp, f->n_proj * sizeof *active, err);
+    if (!broken || !active)
+        return TS_ERR_NOMEM;
+    size_t n_broken = 0;
+    for (size_t k = 0; k < f->n_springs; k++)
+        if (f->springs[k].broken)
+            broken[n_broken++] = (uint32_t)k;
+    for (size_t k = 0; k < f->n_proj; k++)
+        active[k] = f->proj[k].active;
+    ts_column elements[10], debris[9];
+    element_columns(f, elements);
+    debris_columns(f, debris);
+    const ts_column broken_column = {"spring", TS_ATTR_U32, 1, broken}, active_column = {"active", TS_ATTR_I32, 1, active};
+    const ts_value counters[] = {{"springs", (double)f->n_springs}, {"next_debris", f->next_debris},
+                                 {"steps", (double)f->steps}};
+    ts_status st = ts_checkpoint_put(cp, "elements", f->n, elements, 10, err);
+    if (st == TS_OK) st = ts_checkpoint_put(cp, "broken", n_broken, &broken_column, 1, err);
+    if (st == TS_OK) st = ts_checkpoint_put(cp, "debris", f->nd, debris, 9, err);
+    if (st == TS_OK)
+        st = ts_rigid_save(cp, "projectiles", f->proj, offsetof(projectile, body.rb), sizeof *f->proj, f->n_proj, err);
+    if (st == TS_OK) st = ts_checkpoint_put(cp, "projectile_active", f->n_proj, &active_column, 1, err);
+    if (st == TS_OK) st = ts_checkpoint_put_values(cp, "counters", counters, 3, err);
+    return st;
+}
+
+ts_status ts_fracture_restore(ts_fracture *f, const ts_checkpoint *cp, ts_error *err)
+{
+    uint64_t n_broken = 0, nd = 0;
+    ts_value counters[] = {{"springs", 0}, {"next_debris", 0}, {"steps", 0}};
+    ts_column elements[10], debris[9];
+    element_columns(f, elements);
+    ts_status st = ts_checkpoint_get_values(cp, "counters", counters, 3, err);
+    if (st == TS_OK && (size_t)counters[0].value != f->n_springs)
+        st = ts_fail(err, TS_ERR_CORRUPT, "%s: it is of a different scene (%g springs, this one has %zu); bake again "
+                     "from the start", cp->source, counters[0].value, f->n_springs);
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "elements", f->n, elements, 10, err);
+    if (st == TS_OK) st = ts_checkpoint_rows(cp, "broken", &n_broken, err);
+    if (st == TS_OK) st = ts_checkpoint_rows(cp, "debris", &nd, err);
+    if (st == TS_OK) st = reserve_debris(f, (size_t)nd + 1, err);
     if (st != TS_OK)
         return st;
-    f->broken = (size_t)row[3], f->next_debris = (uint32_t)row[6], f->steps = (long)row[7];
-    f->near_stale = 1;
-    for (size_t k = 0; k < f->n_springs; k++)
+    debris_columns(f, debris); /* after reserving: the arrays may have moved */
+    uint32_t *broken = malloc(((size_t)n_broken + 1) * sizeof *broken);
+    int32_t *active = malloc((f->n_proj + 1) * sizeof *active);
+    const ts_column broken_column = {"spring", TS_ATTR_U32, 1, broken}, active_column = {"active", TS_ATTR_I32, 1, active};
+    st = broken && active ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory restoring the checkpoint");
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "broken", n_broken, &broken_column, 1, err);
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "debris", nd, debris, 9, err);
+    if (st == TS_OK)
+        st = ts_rigid_restore(cp, "projectiles", f->proj, offsetof(projectile, body.rb), sizeof *f->proj, f->n_proj,
+                              err);
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "projectile_active", f->n_proj, &active_column, 1, err);
+    for (size_t k = 0; st == TS_OK && k < f->n_springs; k++)
         f->springs[k].broken = 0;
-    size_t i = 0, d = 0, pk = 0;
-    for (row += CP_WIDTH; row < end; row += CP_WIDTH) {
-        int kind = (int)row[0];
-        if (kind == ROW_ELEMENT && i < f->n) {
-            f->x[i] = row[1], f->y[i] = row[2], f->z[i] = row[3], f->vx[i] = row[4], f->vy[i] = row[5];
-            f->vz[i] = row[6], f->wx[i] = row[7], f->wy[i] = row[8], f->wz[i] = row[9];
-            set_rotation(f, i, (ts_quat){row[10], row[11], row[12], row[13]});
-            i++;
-        } else if (kind == ROW_BROKEN && row[1] >= 1 && row[1] <= SPRINGS_PER_ROW) {
-            for (int q = 0; q < (int)row[1]; q++) {
-                size_t k = (size_t)row[2 + q];
-                if (k >= f->n_springs)
-                    return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: spring %zu does not exist", k);
-                f->springs[k].broken = 1;
-            }
-        } else if (kind == ROW_DEBRIS && d < nd) {
-            f->dx[d] = row[1], f->dy[d] = row[2], f->dz[d] = row[3], f->dvx[d] = row[4], f->dvy[d] = row[5];
-            f->dvz[d] = row[6], f->dr[d] = row[7], f->did[d] = (uint32_t)row[8], f->drest[d] = (uint8_t)row[9];
-            d++;
-        } else if (kind == ROW_PROJECTILE && pk < f->n_proj) {
-            ts_rigid_body *b = &f->proj[pk].body.rb;
-            b->x = ts_v3(row[1], row[2], row[3]), b->q = (ts_quat){row[4], row[5], row[6], row[7]};
-            b->P = ts_v3(row[8], row[9], row[10]), b->L = ts_v3(row[11], row[12], row[13]);
-            f->proj[pk].active = (int)row[14];
-            pk++;
-        } else {
-            return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: unexpected row of kind %d", kind);
-        }
+    for (size_t k = 0; st == TS_OK && k < n_broken; k++) {
+        if (broken[k] >= f->n_springs)
+            st = ts_fail(err, TS_ERR_CORRUPT, "%s: spring %u does not exist; bake again from the start", cp->source,
+                         broken[k]);
+        else
+            f->springs[broken[k]].broken = 1;
     }
-    if (i != f->n || d != nd || pk != f->n_proj)
-        return ts_fail(err, TS_ERR_CORRUPT, "fracture checkpoint: truncated; bake again from the start");
-    f->nd = nd;
+    for (size_t k = 0; st == TS_OK && k < f->n_proj; k++)
+        f->proj[k].active = active[k];
+    free(broken);
+    free(active);
+    if (st != TS_OK)
+        return st;
+    for (size_t i = 0; i < f->n; i++)
+        set_rotation(f, i, f->q[i]);
+    f->broken = (size_t)n_broken, f->nd = (size_t)nd;
+    f->next_debris = (uint32_t)counters[1].value, f->steps = (long)counters[2].value;
+    f->near_stale = 1;
     return TS_OK;
 }
 
@@ -1285,7 +1278,7 @@ static ts_status fracture_create(void **state, const void *params, const void *o
     return ts_fracture_create((ts_fracture **)state, params, objects, count, err);
 }
 
-static ts_status fracture_restore(void *state, const ts_frame *cp, ts_error *err)
+static ts_status fracture_restore(void *state, const ts_checkpoint *cp, ts_error *err)
 {
     return ts_fracture_restore(state, cp, err);
 }

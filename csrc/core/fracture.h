@@ -82,7 +82,7 @@ typedef struct ts_fracture ts_fracture;
 
 ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, const ts_fracture_object *objects,
                              size_t object_count, ts_error *err);
-ts_status ts_fracture_restore(ts_fracture *f, const ts_frame *checkpoint, ts_error *err);
+ts_status ts_fracture_restore(ts_fracture *f, const ts_checkpoint *checkpoint, ts_error *err);
 void ts_fracture_destroy(ts_fracture *f);
 
 typedef struct ts_fracture_stats {

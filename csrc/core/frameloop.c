@@ -22,7 +22,7 @@ ts_status ts_output_path(char *buf, size_t size, const char *cache_dir, const ch
 
 ts_status ts_checkpoint_path(char *buf, size_t size, const char *cache_dir, ts_error *err)
 {
-    int n = snprintf(buf, size, "%s/state/checkpoint.tspf", cache_dir);
+    int n = snprintf(buf, size, "%s/state/checkpoint.tsck", cache_dir);
     if (n < 0 || (size_t)n >= size)
         return ts_fail(err, TS_ERR_IO, "%s: cache path too long", cache_dir);
     return TS_OK;
@@ -124,17 +124,25 @@ static ts_status emit_frame(const ts_frame_loop *loop, const ts_solver_ops *ops,
     if (!due)
         return TS_OK;
     *last_checkpoint = now;
-    ts_frame checkpoint;
-    ts_frame_init(&checkpoint, frame, out.time, 0);
-    if ((st = ops->save_state(state, &checkpoint, err)) != TS_OK)
-        return st;
-    checkpoint.frame = frame;
-    checkpoint.time = out.time;
+    ts_checkpoint *checkpoint = malloc(sizeof *checkpoint);
+    if (!checkpoint)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory for the checkpoint");
+    ts_checkpoint_init(checkpoint, frame, out.time);
+    uint8_t *bytes = NULL;
+    size_t size = 0;
     char path[4096];
-    if ((st = ts_output_make_dir(loop->cache_dir, "state", err)) != TS_OK ||
-        (st = ts_checkpoint_path(path, sizeof path, loop->cache_dir, err)) != TS_OK)
+    st = ops->save_state(state, checkpoint, err);
+    if (st == TS_OK) /* now: the sections point into the state, which the next step changes */
+        st = ts_checkpoint_encode(checkpoint, &bytes, &size, err);
+    ts_checkpoint_free(checkpoint);
+    free(checkpoint);
+    if (st == TS_OK && (st = ts_output_make_dir(loop->cache_dir, "state", err)) == TS_OK)
+        st = ts_checkpoint_path(path, sizeof path, loop->cache_dir, err);
+    if (st != TS_OK) {
+        free(bytes);
         return st;
-    return ts_cache_writer_submit_stored(writer, path, &checkpoint, err);
+    }
+    return ts_cache_writer_submit_bytes(writer, path, bytes, size, err);
 }
 
 static ts_status run_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, void *state, int frame,

@@ -12,7 +12,7 @@
  *
  * Cache folder layout (see docs/cache-format.md):
  *   DIR/<stream>/<stream>_<frame, 6 digits>.tspf   particle frames
- *   DIR/state/checkpoint.tspf                        full state at the last whole frame
+ *   DIR/state/checkpoint.tsck                        full state at a recent whole frame (sections)
  */
 #ifndef TSUBU_FRAMELOOP_H
 #define TSUBU_FRAMELOOP_H
@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "cache.h"
+#include "checkpoint.h"
 #include "params.h"
 #include "status.h"
 #include "vecmath.h"
@@ -65,7 +66,7 @@ typedef struct ts_solver_ops {
     int default_max_substeps;
     ts_status (*create)(void **state, const void *params, const void *objects, size_t count, ts_error *err);
     /* Replace the state by a checkpoint written by save_state (resume). */
-    ts_status (*restore)(void *state, const ts_frame *checkpoint, ts_error *err);
+    ts_status (*restore)(void *state, const ts_checkpoint *checkpoint, ts_error *err);
     void (*destroy)(void *state);
     /* Fill out (at most TS_MAX_STATS) and return how many. */
     size_t (*stats)(const void *state, ts_stat *out);
@@ -77,8 +78,9 @@ typedef struct ts_solver_ops {
     ts_status (*step)(void *state, double dt, double s_end, ts_error *err);
     /* Queue this frame's outputs (ts_output_particles, ...). */
     ts_status (*write_frame)(void *state, ts_frame_output *out, ts_error *err);
-    /* Describe the full state as a frame whose columns point into the state. */
-    ts_status (*save_state)(void *state, ts_frame *checkpoint, ts_error *err);
+    /* Describe the full state as sections whose columns point into the state
+     * (or into the checkpoint's scratch memory). */
+    ts_status (*save_state)(void *state, ts_checkpoint *checkpoint, ts_error *err);
 } ts_solver_ops;
 
 typedef struct ts_frame_loop {

@@ -2,6 +2,7 @@
 #include "rigid.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* Eberly, "Polyhedral Mass Properties (Revisited)", 2002: per-triangle
  * subexpressions of the integrals of 1, x, y, z, x^2, y^2, z^2, xy, yz, zx. */
@@ -203,4 +204,53 @@ void ts_rigid_origin_pose(const ts_rigid_body *b, ts_vec3 origin_offset, ts_quat
 {
     *position = ts_v3_add(b->x, ts_quat_rotate(b->q, origin_offset));
     *rotation = ts_quat_normalize(ts_quat_mul(b->q, rotation0));
+}
+
+/* The columns of a bodies section, over n rows of 13 doubles (x3 q4 P3 L3). */
+static void body_columns(ts_column c[4], double *rows, size_t n)
+{
+    c[0] = (ts_column){"x", TS_ATTR_F64, 3, rows};
+    c[1] = (ts_column){"q", TS_ATTR_F64, 4, rows + 3 * n};
+    c[2] = (ts_column){"P", TS_ATTR_F64, 3, rows + 7 * n};
+    c[3] = (ts_column){"L", TS_ATTR_F64, 3, rows + 10 * n};
+}
+
+ts_status ts_rigid_save(ts_checkpoint *cp, const char *section, const void *records, size_t offset, size_t stride,
+                        size_t n, ts_error *err)
+{
+    double *rows = ts_checkpoint_scratch(cp, 13 * n * sizeof *rows, err);
+    if (!rows)
+        return TS_ERR_NOMEM;
+    ts_column c[4];
+    body_columns(c, rows, n);
+    double *x = c[0].data, *q = c[1].data, *P = c[2].data, *L = c[3].data;
+    for (size_t k = 0; k < n; k++) {
+        const ts_rigid_body *b = (const ts_rigid_body *)((const char *)records + k * stride + offset);
+        x[3 * k] = b->x.x, x[3 * k + 1] = b->x.y, x[3 * k + 2] = b->x.z;
+        q[4 * k] = b->q.w, q[4 * k + 1] = b->q.x, q[4 * k + 2] = b->q.y, q[4 * k + 3] = b->q.z;
+        P[3 * k] = b->P.x, P[3 * k + 1] = b->P.y, P[3 * k + 2] = b->P.z;
+        L[3 * k] = b->L.x, L[3 * k + 1] = b->L.y, L[3 * k + 2] = b->L.z;
+    }
+    return ts_checkpoint_put(cp, section, n, c, 4, err);
+}
+
+ts_status ts_rigid_restore(const ts_checkpoint *cp, const char *section, void *records, size_t offset,
+                           size_t stride, size_t n, ts_error *err)
+{
+    double *rows = malloc((13 * n + 1) * sizeof *rows);
+    if (!rows)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory restoring '%s'", section);
+    ts_column c[4];
+    body_columns(c, rows, n);
+    ts_status st = ts_checkpoint_get(cp, section, n, c, 4, err);
+    const double *x = c[0].data, *q = c[1].data, *P = c[2].data, *L = c[3].data;
+    for (size_t k = 0; st == TS_OK && k < n; k++) {
+        ts_rigid_body *b = (ts_rigid_body *)((char *)records + k * stride + offset);
+        b->x = ts_v3(x[3 * k], x[3 * k + 1], x[3 * k + 2]);
+        b->q = (ts_quat){q[4 * k], q[4 * k + 1], q[4 * k + 2], q[4 * k + 3]};
+        b->P = ts_v3(P[3 * k], P[3 * k + 1], P[3 * k + 2]);
+        b->L = ts_v3(L[3 * k], L[3 * k + 1], L[3 * k + 2]);
+    }
+    free(rows);
+    return st;
 }

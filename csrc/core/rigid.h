@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "checkpoint.h"
 #include "status.h"
 #include "vecmath.h"
 
@@ -72,5 +73,14 @@ void ts_rigid_apply_impulse(ts_rigid_body *b, ts_vec3 J, ts_vec3 world_point);
  * Used by every solver whose bodies touch colliders. */
 void ts_rigid_resolve_contact(ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double depth, ts_vec3 wall_velocity,
                               double e, double mu);
+
+/* The bodies' state (x, q, P, L) as a checkpoint section, and back. The
+ * bodies sit inside the solvers' object records: n records of `stride`
+ * bytes, each with its body at `offset` (offsetof). Restoring refuses
+ * another number of bodies. */
+ts_status ts_rigid_save(ts_checkpoint *cp, const char *section, const void *records, size_t offset, size_t stride,
+                        size_t n, ts_error *err);
+ts_status ts_rigid_restore(const ts_checkpoint *cp, const char *section, void *records, size_t offset,
+                           size_t stride, size_t n, ts_error *err);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +127,6 @@ struct ts_sand {
     double frame_dt, s;
     long steps;
     size_t max_seen;
-    double *cp;                  /* checkpoint rows */
-    size_t cp_rows;
 };
 
 /* -------------------------------------------------------------- parameters */
@@ -438,7 +437,7 @@ void ts_sand_destroy(ts_sand *s)
     void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch, s->x, s->y, s->z, s->vx, s->vy,
                    s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m, s->fx, s->fy, s->fz, s->tx, s->ty, s->tz, s->inv_m, s->id,
                    s->flags, s->supported, s->cell_state, s->reaction, s->gx, s->gy, s->gz, s->cx, s->cy, s->cz,
-                   s->cp, s->sort_scratch};
+                   s->sort_scratch};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         free(all[k]);
     free(s->c.count);
@@ -1527,152 +1526,129 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
 
 /* ------------------------------------------------------------- checkpoint */
 
-/* The checkpoint is rows of CP_WIDTH doubles, the first of each its kind:
- * a header, per DE one row of its state, its contact histories three to a
- * row and its source contacts in one row, the bed's columns seven to a row,
- * and the objects. (Packed: it is written every frame.) */
-#define CP_WIDTH 16
-#define CONTACTS_PER_ROW 3
-#define COLUMNS_PER_ROW 7
-enum { ROW_HEADER = 0, ROW_ELEMENT = 1, ROW_CONTACT = 2, ROW_SOURCE = 3, ROW_COLUMN = 4, ROW_OBJECT = 5 };
+/* Sections: "elements" (each DE's state, its number of DE contacts and its
+ * source contacts), "contacts" (the DE contacts, in the elements' order),
+ * "bed" (the columns), "objects" and "counters". */
+enum { ELEMENT_COLUMNS = 17 };
 
-static int has_sources(const contacts *c, size_t i)
+static void element_columns(ts_sand *s, ts_column c[ELEMENT_COLUMNS], int32_t *sources)
 {
-    for (int k = 0; k < SOURCE_SLOTS; k++)
-        if (c->source[i * SOURCE_SLOTS + k] != NO_SOURCE)
-            return 1;
-    return 0;
+    double *d[] = {s->x, s->y, s->z, s->vx, s->vy, s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m};
+    static const char *const names[] = {"x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz", "r", "volume", "mass"};
+    for (int k = 0; k < 12; k++)
+        c[k] = (ts_column){names[k], TS_ATTR_F64, 1, d[k]};
+    c[12] = (ts_column){"id", TS_ATTR_U32, 1, s->id};
+    c[13] = (ts_column){"flags", TS_ATTR_U8, 1, s->flags};
+    c[14] = (ts_column){"contact_count", TS_ATTR_U8, 1, s->c.count};
+    c[15] = (ts_column){"source", TS_ATTR_I32, SOURCE_SLOTS, sources};
+    c[16] = (ts_column){"source_d_t", TS_ATTR_F64, 3 * SOURCE_SLOTS, s->c.source_d_t};
 }
 
-static ts_status sand_save_state(void *state, ts_frame *cp, ts_error *err)
+static void bed_columns(ts_sand *s, ts_column c[2])
+{
+    c[0] = (ts_column){"height", TS_ATTR_F64, 1, s->bed};
+    c[1] = (ts_column){"region", TS_ATTR_U8, 1, s->region};
+}
+
+static ts_status sand_save_state(void *state, ts_checkpoint *cp, ts_error *err)
 {
     ts_sand *s = state;
     const contacts *c = &s->c;
-    size_t rows = 1 + s->n + (s->n_columns + COLUMNS_PER_ROW - 1) / COLUMNS_PER_ROW + s->n_objects;
+    size_t n_contacts = 0;
     for (size_t i = 0; i < s->n; i++)
-        rows += (c->count[i] + CONTACTS_PER_ROW - 1) / CONTACTS_PER_ROW + (size_t)has_sources(c, i);
-    if (rows > s->cp_rows) {
-        double *grown = realloc(s->cp, rows * CP_WIDTH * sizeof *grown);
-        if (!grown)
-            return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for the checkpoint");
-        s->cp = grown;
-        s->cp_rows = rows;
-    }
-    memset(s->cp, 0, rows * CP_WIDTH * sizeof *s->cp);
-    double *row = s->cp;
-    double header[] = {ROW_HEADER, (double)s->n, (double)s->n_columns, (double)s->n_objects, s->next_id,
-                       (double)s->steps, s->depth, s->volume_lost, s->peak_airborne, (double)s->max_seen};
-    memcpy(row, header, sizeof header), row += CP_WIDTH;
-    for (size_t i = 0; i < s->n; i++) {
-        double e[] = {ROW_ELEMENT, s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->wx[i], s->wy[i],
-                      s->wz[i], s->r[i], s->vol[i], s->m[i], s->id[i], s->flags[i]};
-        memcpy(row, e, sizeof e), row += CP_WIDTH;
-        for (int k = 0; k < c->count[i]; k += CONTACTS_PER_ROW, row += CP_WIDTH) {
-            int in_row = c->count[i] - k < CONTACTS_PER_ROW ? c->count[i] - k : CONTACTS_PER_ROW;
-            row[0] = ROW_CONTACT, row[1] = (double)i, row[2] = in_row;
-            for (int q = 0; q < in_row; q++) {
-                row[3 + 4 * q] = c->partner[i * MAX_CONTACTS + (size_t)(k + q)];
-                ts_vec3 d_t = history_at(c, i, k + q);
-                row[4 + 4 * q] = d_t.x, row[5 + 4 * q] = d_t.y, row[6 + 4 * q] = d_t.z;
-            }
+        n_contacts += c->count[i];
+    int32_t *sources = ts_checkpoint_scratch(cp, s->n * SOURCE_SLOTS * sizeof *sources, err);
+    uint32_t *partner = ts_checkpoint_scratch(cp, n_contacts * sizeof *partner, err);
+    float *d_t = ts_checkpoint_scratch(cp, n_contacts * 3 * sizeof *d_t, err);
+    if (!sources || !partner || !d_t)
+        return TS_ERR_NOMEM;
+    for (size_t i = 0; i < s->n * SOURCE_SLOTS; i++)
+        sources[i] = c->source[i];
+    for (size_t i = 0, at = 0; i < s->n; i++)
+        for (int k = 0; k < c->count[i]; k++, at++) {
+            partner[at] = c->partner[i * MAX_CONTACTS + (size_t)k];
+            memcpy(d_t + 3 * at, c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3, 3 * sizeof *d_t);
         }
-        if (has_sources(c, i)) {
-            row[0] = ROW_SOURCE, row[1] = (double)i;
-            for (int k = 0; k < SOURCE_SLOTS; k++) {
-                row[2 + 4 * k] = c->source[i * SOURCE_SLOTS + k];
-                memcpy(row + 3 + 4 * k, c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3, 3 * sizeof *row);
-            }
-            row += CP_WIDTH;
-        }
-    }
-    for (size_t q = 0; q < s->n_columns; q += COLUMNS_PER_ROW, row += CP_WIDTH) {
-        row[0] = ROW_COLUMN, row[1] = (double)q;
-        for (size_t k = 0; k < COLUMNS_PER_ROW && q + k < s->n_columns; k++)
-            row[2 + 2 * k] = s->bed[q + k], row[3 + 2 * k] = s->region[q + k];
-    }
-    for (size_t k = 0; k < s->n_objects; k++) {
-        const ts_rigid_body *b = &s->objects[k].body.rb;
-        double r[] = {ROW_OBJECT, b->x.x, b->x.y, b->x.z, b->q.w, b->q.x, b->q.y, b->q.z, b->P.x, b->P.y, b->P.z,
-                      b->L.x, b->L.y, b->L.z};
-        memcpy(row, r, sizeof r), row += CP_WIDTH;
-    }
-    cp->count = rows;
-    return ts_frame_add(cp, "state", TS_ATTR_F64, CP_WIDTH, s->cp, err);
+    ts_column elements[ELEMENT_COLUMNS], bed[2];
+    element_columns(s, elements, sources);
+    bed_columns(s, bed);
+    const ts_column contact_columns[] = {{"partner", TS_ATTR_U32, 1, partner}, {"d_t", TS_ATTR_F32, 3, d_t}};
+    const ts_value counters[] = {{"next_id", s->next_id}, {"steps", (double)s->steps}, {"depth", s->depth},
+                                 {"volume_lost", s->volume_lost}, {"peak_airborne", s->peak_airborne},
+                                 {"max_seen", (double)s->max_seen}};
+    ts_status st = ts_checkpoint_put(cp, "elements", s->n, elements, ELEMENT_COLUMNS, err);
+    if (st == TS_OK) st = ts_checkpoint_put(cp, "contacts", n_contacts, contact_columns, 2, err);
+    if (st == TS_OK) st = ts_checkpoint_put(cp, "bed", s->n_columns, bed, 2, err);
+    if (st == TS_OK)
+        st = ts_rigid_save(cp, "objects", s->objects, offsetof(object, body.rb), sizeof *s->objects, s->n_objects, err);
+    if (st == TS_OK) st = ts_checkpoint_put_values(cp, "counters", counters, sizeof counters / sizeof *counters, err);
+    return st;
 }
 
-ts_status ts_sand_restore(ts_sand *s, const ts_frame *cp, ts_error *err)
+/* The elements and their contacts (sources are int16 in memory). */
+static ts_status restore_elements(ts_sand *s, const ts_checkpoint *cp, ts_error *err)
 {
-    const ts_attribute *a = ts_frame_find(cp, "state");
-    if (!a || a->type != TS_ATTR_F64 || a->components != CP_WIDTH || cp->count < 1)
-        return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: its state is missing; bake again from the start");
-    const double *row = a->data, *end = row + cp->count * CP_WIDTH;
-    size_t n = (size_t)row[1];
-    if (row[0] != ROW_HEADER || (size_t)row[2] != s->n_columns || (size_t)row[3] != s->n_objects)
-        return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: it is for another bed or other objects; bake again "
-                       "from the start");
-    ts_status st = grow_elements(s, n > 0 ? n : 1, err);
+    uint64_t n, n_contacts;
+    ts_status st = ts_checkpoint_rows(cp, "elements", &n, err);
+    if (st == TS_OK) st = ts_checkpoint_rows(cp, "contacts", &n_contacts, err);
+    if (st == TS_OK) st = grow_elements(s, n > 0 ? (size_t)n : 1, err);
     if (st != TS_OK)
         return st;
-    s->next_id = (uint32_t)row[4], s->steps = (long)row[5], s->depth = row[6], s->volume_lost = row[7];
-    s->peak_airborne = row[8], s->max_seen = (size_t)row[9];
-    s->n = 0;
-    size_t column = 0, obj = 0;
     contacts *c = &s->c;
-    for (row += CP_WIDTH; row < end; row += CP_WIDTH) {
-        size_t i = row[1] >= 0.0 && row[1] < 1e15 ? (size_t)row[1] : SIZE_MAX; /* the owner, in contact rows */
-        switch ((int)row[0]) {
-        case ROW_ELEMENT:
-            if (s->n >= n)
-                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: more elements than it says; bake again");
-            i = s->n++;
-            s->x[i] = row[1], s->y[i] = row[2], s->z[i] = row[3], s->vx[i] = row[4], s->vy[i] = row[5];
-            s->vz[i] = row[6], s->wx[i] = row[7], s->wy[i] = row[8], s->wz[i] = row[9], s->r[i] = row[10];
-            s->vol[i] = row[11], s->m[i] = row[12], s->id[i] = (uint32_t)row[13], s->flags[i] = (uint8_t)row[14];
-            c->count[i] = 0;
-            for (int k = 0; k < SOURCE_SLOTS; k++)
-                c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
-            break;
-        case ROW_CONTACT: {
-            int in_row = (int)row[2];
-            if (i >= s->n || in_row < 1 || in_row > CONTACTS_PER_ROW || c->count[i] + in_row > MAX_CONTACTS)
-                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
-            for (int q = 0; q < in_row; q++) {
-                c->partner[i * MAX_CONTACTS + c->count[i]] = (uint32_t)row[3 + 4 * q];
-                put_history(c, i, c->count[i], ts_v3(row[4 + 4 * q], row[5 + 4 * q], row[6 + 4 * q]));
-                c->count[i]++;
-            }
+    int32_t *sources = malloc(((size_t)n * SOURCE_SLOTS + 1) * sizeof *sources);
+    uint32_t *partner = malloc(((size_t)n_contacts + 1) * sizeof *partner);
+    float *d_t = malloc(((size_t)n_contacts * 3 + 1) * sizeof *d_t);
+    ts_column elements[ELEMENT_COLUMNS];
+    element_columns(s, elements, sources);
+    const ts_column contact_columns[] = {{"partner", TS_ATTR_U32, 1, partner}, {"d_t", TS_ATTR_F32, 3, d_t}};
+    st = sources && partner && d_t ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "sand: out of memory restoring the checkpoint");
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "elements", n, elements, ELEMENT_COLUMNS, err);
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "contacts", n_contacts, contact_columns, 2, err);
+    size_t at = 0;
+    for (size_t i = 0; st == TS_OK && i < n; i++) {
+        if (c->count[i] > MAX_CONTACTS || at + c->count[i] > n_contacts) {
+            st = ts_fail(err, TS_ERR_CORRUPT, "%s: the contacts do not match the elements; bake again from the start",
+                         cp->source);
             break;
         }
-        case ROW_SOURCE:
-            if (i >= s->n)
-                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: a contact of a missing element; bake again");
-            for (int k = 0; k < SOURCE_SLOTS; k++) {
-                c->source[i * SOURCE_SLOTS + k] = (int16_t)row[2 + 4 * k];
-                memcpy(c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3, row + 3 + 4 * k, 3 * sizeof *row);
-            }
-            break;
-        case ROW_COLUMN:
-            if ((size_t)row[1] != column || column >= s->n_columns)
-                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: columns out of order; bake again");
-            for (size_t k = 0; k < COLUMNS_PER_ROW && column < s->n_columns; k++, column++)
-                s->bed[column] = row[2 + 2 * k], s->region[column] = (uint8_t)row[3 + 2 * k];
-            break;
-        case ROW_OBJECT: {
-            if (obj >= s->n_objects)
-                return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: too many objects; bake again");
-            ts_rigid_body *b = &s->objects[obj++].body.rb;
-            b->x = ts_v3(row[1], row[2], row[3]);
-            b->q = (ts_quat){row[4], row[5], row[6], row[7]};
-            b->P = ts_v3(row[8], row[9], row[10]);
-            b->L = ts_v3(row[11], row[12], row[13]);
-            break;
+        for (int k = 0; k < c->count[i]; k++, at++) {
+            c->partner[i * MAX_CONTACTS + (size_t)k] = partner[at];
+            memcpy(c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3, d_t + 3 * at, 3 * sizeof *d_t);
         }
-        default:
-            return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: unknown row kind %g; bake again", row[0]);
+        for (size_t k = i * SOURCE_SLOTS; k < (i + 1) * SOURCE_SLOTS; k++) {
+            if (sources[k] != NO_SOURCE && (sources[k] < 0 || (size_t)sources[k] > s->n_objects))
+                st = ts_fail(err, TS_ERR_CORRUPT, "%s: a contact with object %d, which this scene does not have; "
+                             "bake again from the start", cp->source, (int)sources[k]);
+            c->source[k] = (int16_t)sources[k];
         }
     }
-    if (s->n != n || column != s->n_columns || obj != s->n_objects)
-        return ts_fail(err, TS_ERR_CORRUPT, "sand checkpoint: incomplete; bake again from the start");
+    if (st == TS_OK && at != n_contacts)
+        st = ts_fail(err, TS_ERR_CORRUPT, "%s: the contacts do not match the elements; bake again from the start",
+                     cp->source);
+    free(sources);
+    free(partner);
+    free(d_t);
+    s->n = st == TS_OK ? (size_t)n : 0;
+    return st;
+}
+
+ts_status ts_sand_restore(ts_sand *s, const ts_checkpoint *cp, ts_error *err)
+{
+    ts_column bed[2];
+    bed_columns(s, bed);
+    ts_value counters[] = {{"next_id", 0}, {"steps", 0}, {"depth", 0}, {"volume_lost", 0}, {"peak_airborne", 0},
+                           {"max_seen", 0}};
+    ts_status st = restore_elements(s, cp, err);
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "bed", s->n_columns, bed, 2, err);
+    if (st == TS_OK)
+        st = ts_rigid_restore(cp, "objects", s->objects, offsetof(object, body.rb), sizeof *s->objects, s->n_objects,
+                              err);
+    if (st == TS_OK)
+        st = ts_checkpoint_get_values(cp, "counters", counters, sizeof counters / sizeof *counters, err);
+    if (st != TS_OK)
+        return st;
+    s->next_id = (uint32_t)counters[0].value, s->steps = (long)counters[1].value, s->depth = counters[2].value;
+    s->volume_lost = counters[3].value, s->peak_airborne = counters[4].value, s->max_seen = (size_t)counters[5].value;
     s->frame = cp->frame;
     return TS_OK;
 }
@@ -1712,7 +1688,7 @@ static ts_status sand_create(void **state, const void *params, const void *objec
     return ts_sand_create((ts_sand **)state, params, objects, count, err);
 }
 
-static ts_status sand_restore(void *state, const ts_frame *cp, ts_error *err) { return ts_sand_restore(state, cp, err); }
+static ts_status sand_restore(void *state, const ts_checkpoint *cp, ts_error *err) { return ts_sand_restore(state, cp, err); }
 
 static void sand_destroy(void *state) { ts_sand_destroy(state); }
 

@@ -78,7 +78,7 @@ typedef struct ts_sand ts_sand;
 /* Check everything and build the initial state; messages name the object or parameter. */
 ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_object *objects, size_t object_count,
                          ts_error *err);
-ts_status ts_sand_restore(ts_sand *s, const ts_frame *checkpoint, ts_error *err);
+ts_status ts_sand_restore(ts_sand *s, const ts_checkpoint *checkpoint, ts_error *err);
 void ts_sand_destroy(ts_sand *s);
 
 typedef struct ts_sand_stats {

@@ -23,6 +23,7 @@
 #include "water.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,9 +132,6 @@ struct ts_water {
     size_t n_inflows;
 
     ts_grid grid;
-    double *cp;                  /* checkpoint buffer (see water_save_state) */
-    uint32_t *cp_id;
-    size_t cp_rows;
     uint32_t next_id;
     size_t removed;
     int frame;                   /* the frame interval being computed starts here */
@@ -590,8 +588,6 @@ void ts_water_destroy(ts_water *w)
     free(w->vlist);
     free(w->vstart);
     free(w->nbr_n);
-    free(w->cp);
-    free(w->cp_id);
     free(w->rbody);
     for (size_t c = 0; c < w->n_colliders; c++)
         ts_collider_free(&w->colliders[c].c);
@@ -1427,98 +1423,58 @@ static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *
     return st;
 }
 
-/* Checkpoint rows: the fluid particles, then one row per body, then one row
- * of counters, in float64 columns so that restoring is exact:
- *   a: position | centre of mass | next_id, removed, steps
- *   b: velocity | momentum P     | fluid count, body count, 0
- *   c: 0        | angular momentum L
- *   q: 0        | orientation w x y z
- *   id: particle id | body index */
-enum { CP_A, CP_B, CP_C, CP_Q = 9, CP_WIDTH = 13 };
+/* Checkpoint sections: "particles" (position and velocity as the solver
+ * holds them, float32, so restoring is exact), "bodies", "counters". */
+static void particle_columns(ts_water *w, ts_column c[7])
+{
+    c[0] = (ts_column){"x", TS_ATTR_F32, 1, w->x};
+    c[1] = (ts_column){"y", TS_ATTR_F32, 1, w->y};
+    c[2] = (ts_column){"z", TS_ATTR_F32, 1, w->z};
+    c[3] = (ts_column){"vx", TS_ATTR_F32, 1, w->vx};
+    c[4] = (ts_column){"vy", TS_ATTR_F32, 1, w->vy};
+    c[5] = (ts_column){"vz", TS_ATTR_F32, 1, w->vz};
+    c[6] = (ts_column){"id", TS_ATTR_U32, 1, w->id};
+}
 
-static ts_status water_save_state(void *state, ts_frame *cp, ts_error *err)
+static ts_status water_save_state(void *state, ts_checkpoint *cp, ts_error *err)
 {
     ts_water *w = state;
-    size_t rows = w->n + w->n_bodies + 1;
-    if (rows > w->cp_rows) {
-        double *grown = realloc(w->cp, rows * CP_WIDTH * sizeof *grown);
-        uint32_t *grown_id = grown ? realloc(w->cp_id, rows * sizeof *grown_id) : NULL;
-        if (grown)
-            w->cp = grown;
-        if (!grown_id)
-            return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the checkpoint");
-        w->cp_id = grown_id;
-        w->cp_rows = rows;
-    }
-    double *col[4] = {w->cp, w->cp + 3 * rows, w->cp + 6 * rows, w->cp + 9 * rows};
-    memset(w->cp, 0, rows * CP_WIDTH * sizeof *w->cp);
-    for (size_t i = 0; i < w->n; i++) {
-        col[CP_A][3 * i] = w->x[i], col[CP_A][3 * i + 1] = w->y[i], col[CP_A][3 * i + 2] = w->z[i];
-        col[CP_B][3 * i] = w->vx[i], col[CP_B][3 * i + 1] = w->vy[i], col[CP_B][3 * i + 2] = w->vz[i];
-        w->cp_id[i] = w->id[i];
-    }
-    for (size_t b = 0; b < w->n_bodies; b++) {
-        const ts_rigid_body *rb = &w->bodies[b].rb;
-        size_t r = w->n + b;
-        const double a[3] = {rb->x.x, rb->x.y, rb->x.z}, P[3] = {rb->P.x, rb->P.y, rb->P.z},
-                     L[3] = {rb->L.x, rb->L.y, rb->L.z}, q[4] = {rb->q.w, rb->q.x, rb->q.y, rb->q.z};
-        memcpy(col[CP_A] + 3 * r, a, sizeof a);
-        memcpy(col[CP_B] + 3 * r, P, sizeof P);
-        memcpy(col[CP_C] + 3 * r, L, sizeof L);
-        memcpy(col[3] + 4 * r, q, sizeof q);
-        w->cp_id[r] = (uint32_t)b;
-    }
-    size_t last = rows - 1;
-    col[CP_A][3 * last] = w->next_id, col[CP_A][3 * last + 1] = (double)w->removed, col[CP_A][3 * last + 2] = (double)w->steps;
-    col[CP_B][3 * last] = (double)w->n, col[CP_B][3 * last + 1] = (double)w->n_bodies;
-    w->cp_id[last] = 0;
-    cp->count = rows;
-    ts_status st = ts_frame_add(cp, "a", TS_ATTR_F64, 3, col[CP_A], err);
-    if (st == TS_OK) st = ts_frame_add(cp, "b", TS_ATTR_F64, 3, col[CP_B], err);
-    if (st == TS_OK) st = ts_frame_add(cp, "c", TS_ATTR_F64, 3, col[CP_C], err);
-    if (st == TS_OK) st = ts_frame_add(cp, "q", TS_ATTR_F64, 4, col[3], err);
-    if (st == TS_OK) st = ts_frame_add(cp, "id", TS_ATTR_U32, 1, w->cp_id, err);
+    ts_column particles[7];
+    particle_columns(w, particles);
+    const ts_value counters[] = {{"next_id", w->next_id}, {"removed", (double)w->removed}, {"steps", (double)w->steps}};
+    ts_status st = ts_checkpoint_put(cp, "particles", w->n, particles, 7, err);
+    if (st == TS_OK)
+        st = ts_rigid_save(cp, "bodies", w->bodies, offsetof(body, rb), sizeof *w->bodies, w->n_bodies, err);
+    if (st == TS_OK)
+        st = ts_checkpoint_put_values(cp, "counters", counters, 3, err);
     return st;
 }
 
-static const double *checkpoint_column(const ts_frame *cp, const char *name, int components)
+ts_status ts_water_restore(ts_water *w, const ts_checkpoint *cp, ts_error *err)
 {
-    const ts_attribute *a = ts_frame_find(cp, name);
-    return a && a->type == TS_ATTR_F64 && a->components == components ? a->data : NULL;
-}
-
-ts_status ts_water_restore(ts_water *w, const ts_frame *cp, ts_error *err)
-{
-    const double *a = checkpoint_column(cp, "a", 3), *b = checkpoint_column(cp, "b", 3);
-    const double *c = checkpoint_column(cp, "c", 3), *q = checkpoint_column(cp, "q", 4);
-    const ts_attribute *id = ts_frame_find(cp, "id");
-    if (!a || !b || !c || !q || !id || id->type != TS_ATTR_U32 || cp->count < 1)
-        return ts_fail(err, TS_ERR_CORRUPT, "water checkpoint: columns missing; bake again from the start");
-    size_t last = cp->count - 1, n = (size_t)b[3 * last], bodies = (size_t)b[3 * last + 1];
-    if (n + bodies + 1 != cp->count || bodies != w->n_bodies || n > w->cap)
-        return ts_fail(err, TS_ERR_CORRUPT, "water checkpoint: it holds %zu particles and %zu bodies, which this "
-                       "scene cannot have; bake again from the start", n, bodies);
-    const uint32_t *ids = id->data;
-    for (size_t i = 0; i < n; i++) {
-        w->x[i] = (float)a[3 * i], w->y[i] = (float)a[3 * i + 1], w->z[i] = (float)a[3 * i + 2];
-        w->vx[i] = (float)b[3 * i], w->vy[i] = (float)b[3 * i + 1], w->vz[i] = (float)b[3 * i + 2];
-        w->id[i] = ids[i];
-    }
-    w->n = n;
-    for (size_t k = 0; k < bodies; k++) {
-        ts_rigid_body *rb = &w->bodies[k].rb;
-        size_t r = n + k;
-        rb->x = ts_v3(a[3 * r], a[3 * r + 1], a[3 * r + 2]);
-        rb->P = ts_v3(b[3 * r], b[3 * r + 1], b[3 * r + 2]);
-        rb->L = ts_v3(c[3 * r], c[3 * r + 1], c[3 * r + 2]);
-        rb->q = (ts_quat){q[4 * r], q[4 * r + 1], q[4 * r + 2], q[4 * r + 3]};
-    }
-    w->next_id = (uint32_t)a[3 * last];
-    w->removed = (size_t)a[3 * last + 1];
-    w->steps = (long)a[3 * last + 2];
+    uint64_t n;
+    ts_column particles[7];
+    particle_columns(w, particles);
+    ts_value counters[] = {{"next_id", 0}, {"removed", 0}, {"steps", 0}};
+    ts_status st = ts_checkpoint_rows(cp, "particles", &n, err);
+    if (st == TS_OK && n > w->cap)
+        st = ts_fail(err, TS_ERR_CORRUPT, "%s: it holds %llu particles, more than this scene can have; bake again "
+                     "from the start", cp->source, (unsigned long long)n);
+    if (st == TS_OK)
+        st = ts_checkpoint_get(cp, "particles", n, particles, 7, err);
+    if (st == TS_OK)
+        st = ts_rigid_restore(cp, "bodies", w->bodies, offsetof(body, rb), sizeof *w->bodies, w->n_bodies, err);
+    if (st == TS_OK)
+        st = ts_checkpoint_get_values(cp, "counters", counters, 3, err);
+    if (st != TS_OK)
+        return st;
+    w->n = (size_t)n;
+    w->next_id = (uint32_t)counters[0].value;
+    w->removed = (size_t)counters[1].value;
+    w->steps = (long)counters[2].value;
     w->frame = cp->frame;
     w->v_max = w->a_max = 0.0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < w->n; i++) {
         double v = sqrt((double)w->vx[i] * w->vx[i] + (double)w->vy[i] * w->vy[i] + (double)w->vz[i] * w->vz[i]);
         if (v > w->v_max)
             w->v_max = v;
@@ -1555,7 +1511,7 @@ static ts_status water_create(void **state, const void *params, const void *obje
     return ts_water_create((ts_water **)state, params, objects, count, err);
 }
 
-static ts_status water_restore(void *state, const ts_frame *cp, ts_error *err) { return ts_water_restore(state, cp, err); }
+static ts_status water_restore(void *state, const ts_checkpoint *cp, ts_error *err) { return ts_water_restore(state, cp, err); }
 
 static void water_destroy(void *state) { ts_water_destroy(state); }
 

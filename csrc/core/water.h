@@ -84,7 +84,7 @@ typedef struct ts_water ts_water;
 ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_water_object *objects,
                           size_t object_count, ts_error *err);
 /* Replace the state by a checkpoint written by this solver (resume). */
-ts_status ts_water_restore(ts_water *w, const ts_frame *checkpoint, ts_error *err);
+ts_status ts_water_restore(ts_water *w, const ts_checkpoint *checkpoint, ts_error *err);
 void ts_water_destroy(ts_water *w);
 
 typedef struct ts_water_stats {

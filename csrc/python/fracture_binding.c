@@ -10,7 +10,7 @@
  * or None, density, velocity, angular_velocity, launch_frame, origin,
  * rotation; a breakable may add corner_uv (M,3,2) float32, brittleness
  * (H,W) float32 and projection 0 UV / 1-3 planar x, y, z). When first_frame
- * is after frame_start the state is restored from DIR/state/checkpoint.tspf.
+ * is after frame_start the state is restored from DIR/state/checkpoint.tsck.
  * tsubu/effects/fracture.py builds these from a scene description. */
 #include "run_binding.h"
 

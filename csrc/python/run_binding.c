@@ -280,18 +280,20 @@ ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const 
                                    ts_error *err)
 {
     char path[4096];
-    ts_frame cp;
     ts_status st = ts_checkpoint_path(path, sizeof path, cache_dir, err);
-    if (st == TS_OK)
-        st = ts_frame_read(path, &cp, err);
     if (st != TS_OK)
         return st;
-    if (cp.frame != first_frame)
+    ts_checkpoint *cp = malloc(sizeof *cp);
+    if (!cp)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory reading %s", path);
+    st = ts_checkpoint_read(path, cp, err);
+    if (st == TS_OK && cp->frame != first_frame)
         st = ts_fail(err, TS_ERR_CORRUPT, "%s: checkpoint of frame %d, expected %d; bake again from the start", path,
-                     (int)cp.frame, first_frame);
-    else
-        st = restore(state, &cp, err);
-    ts_frame_free(&cp);
+                     (int)cp->frame, first_frame);
+    if (st == TS_OK)
+        st = restore(state, cp, err);
+    ts_checkpoint_free(cp);
+    free(cp);
     return st;
 }
 

@@ -53,8 +53,8 @@ int tsubu_read_mesh(PyObject *d, PyObject *keep, tsubu_mesh_arrays *out);
  * "origin", "rotation" of a sand object or a fracture projectile. */
 int tsubu_read_object_input(PyObject *d, PyObject *keep, ts_object_input *in);
 
-/* Replace a solver's state by DIR/state/checkpoint.tspf, which must be of first_frame. */
-typedef ts_status (*tsubu_restore_fn)(void *state, const ts_frame *checkpoint, ts_error *err);
+/* Replace a solver's state by DIR/state/checkpoint.tsck, which must be of first_frame. */
+typedef ts_status (*tsubu_restore_fn)(void *state, const ts_checkpoint *checkpoint, ts_error *err);
 ts_status tsubu_restore_checkpoint(tsubu_restore_fn restore, void *state, const char *cache_dir, int first_frame,
                                    ts_error *err);
 

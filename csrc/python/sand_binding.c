@@ -8,7 +8,7 @@
  * (name, role 0 bed / 1 object, vertices (N,3) float32 world at frame_start,
  * triangles (M,3) int32, motion (F,7) float64 or None for keyframed objects,
  * density, velocity, angular_velocity, origin, rotation). When first_frame
- * is after frame_start the state is restored from DIR/state/checkpoint.tspf.
+ * is after frame_start the state is restored from DIR/state/checkpoint.tsck.
  * tsubu/effects/sand.py builds these from a scene description. */
 #include "run_binding.h"
 

@@ -8,7 +8,7 @@
  * (name, role 0-3, vertices (N,3) float32 world at frame_start, triangles
  * (M,3) int32, motion (F,7) float64 or None, velocity, angular_velocity,
  * density, emit_start, emit_end, origin, rotation). When first_frame is
- * after frame_start the state is restored from DIR/state/checkpoint.tspf.
+ * after frame_start the state is restored from DIR/state/checkpoint.tsck.
  * tsubu/effects/water.py builds these from a scene description. */
 #include "run_binding.h"
 

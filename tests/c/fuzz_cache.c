@@ -1,4 +1,4 @@
-/* fuzz_cache.c - libFuzzer target for the particle cache reader: any byte
+/* fuzz_cache.c - libFuzzer target for the particle cache and checkpoint readers: any byte
  * string must decode cleanly or be refused with a status, never crash,
  * read out of bounds or leak (run under ASan and UBSan by `make test-c`).
  *
@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "core/cache.h"
+#include "core/checkpoint.h"
 
 enum { HEADER_SIZE = 60, ENTRY_SIZE = 64 };
 
@@ -50,6 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         ts_frame_free(&f);
     }
+    /* the same bytes as a checkpoint container (its sections are particle frames) */
+    static ts_checkpoint cp;
+    if (ts_checkpoint_decode(copy, size, "fuzz", &cp, &err) == TS_OK)
+        ts_checkpoint_free(&cp);
     free(copy);
     return 0;
 }

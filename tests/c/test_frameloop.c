@@ -49,12 +49,17 @@ static ts_status b_write(void *s, ts_frame_output *out, ts_error *err)
     return st == TS_OK ? ts_output_particles(out, "points", &f, err) : st;
 }
 
-static ts_status b_save(void *s, ts_frame *cp, ts_error *err)
+static void b_columns(ballistic *b, ts_column c[2])
 {
-    ballistic *b = s;
-    cp->count = 2;
-    ts_status st = ts_frame_add(cp, "z", TS_ATTR_F32, 1, b->z, err);
-    return st == TS_OK ? ts_frame_add(cp, "vz", TS_ATTR_F32, 1, b->vz, err) : st;
+    c[0] = (ts_column){"z", TS_ATTR_F32, 1, b->z};
+    c[1] = (ts_column){"vz", TS_ATTR_F32, 1, b->vz};
+}
+
+static ts_status b_save(void *s, ts_checkpoint *cp, ts_error *err)
+{
+    ts_column c[2];
+    b_columns(s, c);
+    return ts_checkpoint_put(cp, "points", 2, c, 2, err);
 }
 
 static const ts_solver_ops BALLISTIC = {
@@ -132,20 +137,21 @@ static void test_cancel_and_resume(void)
     CHECK(ts_run_frames(&loop, &BALLISTIC, &b, 1, &err) == TS_ERR_CANCELLED);
     CHECK(strstr(err.message, "cancelled") != NULL);
     char path[256];
-    ts_frame cp;
+    static ts_checkpoint cp;
     CHECK(ts_checkpoint_path(path, sizeof path, part, &err) == TS_OK);
-    CHECK(ts_frame_read(path, &cp, &err) == TS_OK);
+    CHECK(ts_checkpoint_read(path, &cp, &err) == TS_OK);
     CHECK(cp.frame == 3); /* frames 1-3 whole, frame 4 never written */
     float z[2];
     read_z(part, 4, z);
     CHECK(isnan(z[0]));
     /* resume: the state comes back from the checkpoint */
     ballistic r = {{0, 0}, {0, 0}, cp.time, 0.01, 0, 0, 0};
-    memcpy(r.z, ts_frame_find(&cp, "z")->data, sizeof r.z);
-    memcpy(r.vz, ts_frame_find(&cp, "vz")->data, sizeof r.vz);
+    ts_column c[2];
+    b_columns(&r, c);
+    CHECK(ts_checkpoint_get(&cp, "points", 2, c, 2, &err) == TS_OK);
     loop = make_loop(part, &r);
     CHECK(ts_run_frames(&loop, &BALLISTIC, &r, cp.frame, &err) == TS_OK);
-    ts_frame_free(&cp);
+    ts_checkpoint_free(&cp);
     for (int frame = 1; frame <= 11; frame++) {
         float a[2], c[2];
         read_z(whole, frame, a);
@@ -159,12 +165,12 @@ static void test_cancel_and_resume(void)
 static int checkpoint_frame(const char *dir)
 {
     char path[256];
-    ts_frame cp;
+    static ts_checkpoint cp;
     ts_error err;
     CHECK(ts_checkpoint_path(path, sizeof path, dir, &err) == TS_OK);
-    CHECK(ts_frame_read(path, &cp, &err) == TS_OK);
+    CHECK(ts_checkpoint_read(path, &cp, &err) == TS_OK);
     int frame = (int)cp.frame;
-    ts_frame_free(&cp);
+    ts_checkpoint_free(&cp);
     return frame;
 }
 

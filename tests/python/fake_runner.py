@@ -1,7 +1,10 @@
 """A runner written in Python for testing the bake driver alone: points that
 fall ballistically, one particle stream, a transforms stream and a
-checkpoint per frame, written with the Python cache writer."""
+checkpoint header per frame (no sections: nothing resumes from it but this
+runner), written with the Python cache writer."""
 import os
+import struct
+import zlib
 
 import numpy as np
 
@@ -21,6 +24,13 @@ def state_at(frame, fps):
     return pos
 
 
+def write_checkpoint_header(path, frame):
+    """A checkpoint container without sections (docs/cache-format.md, "Checkpoint")."""
+    head = cachelib.CHECKPOINT_MAGIC + struct.pack("<IidI", 1, frame, 0.0, 0)
+    with open(path, "wb") as f:
+        f.write(head + struct.pack("<I", zlib.crc32(head)))
+
+
 def run(desc, cache, report, first, fail_at=None):
     os.makedirs(os.path.join(cache.folder, "state"), exist_ok=True)
     for frame in range(first, desc.frame_end + 1):
@@ -34,8 +44,7 @@ def run(desc, cache, report, first, fail_at=None):
                                      {"position": np.array([[0, 0, frame]], np.float32),
                                       "rotation": np.array([[1, 0, 0, 0]], np.float32),
                                       "id": np.zeros(1, np.uint32)})
-            cachelib.write_particles(os.path.join(cache.folder, "state", "checkpoint.tspf"), frame, 0.0,
-                                     {"z": pos[:, 2]})
+            write_checkpoint_header(os.path.join(cache.folder, cachelib.CHECKPOINT), frame)
         p = Progress(frame, desc.frame_start, desc.frame_end,
                      (frame - desc.frame_start) / max(1, desc.frame_end - desc.frame_start))
         if report(p):

@@ -65,6 +65,20 @@ def test_cancel_keeps_frames_then_resume_finishes(runner, tmp_path):
         tsubu.bake(other, folder, resume=True)
 
 
+def test_resume_refuses_an_older_checkpoint_and_keeps_the_frames(runner, tmp_path):
+    """Tsubu 0.1 saved the state as one particle frame (state/checkpoint.tspf); it is never
+    misread as the sectioned checkpoint: resuming says to bake from the start, and keeps the frames."""
+    folder = str(tmp_path / "c")
+    with pytest.raises(CancelledError):
+        tsubu.bake(scene(), folder, progress=lambda p: p.frame == 4)
+    os.remove(os.path.join(folder, "state", "checkpoint.tsck"))
+    tsubu.cache.write_particles(os.path.join(folder, "state", "checkpoint.tspf"), 4, 0.0,
+                                {"state": np.zeros((3, 16))})
+    with pytest.raises(ValidationError, match="earlier Tsubu.*bake from the start"):
+        tsubu.bake(scene(), folder, resume=True)
+    assert tsubu.Cache(folder).frames("points") == [1, 2, 3, 4]
+
+
 def test_failure_keeps_written_frames(runner, tmp_path, monkeypatch):
     monkeypatch.setitem(bakelib.RUNNERS, "water", bakelib.Runner(
         runner.streams, functools.partial(runner.run, fail_at=6)))
