@@ -34,6 +34,7 @@
 #include "grid.h"
 #include "kernels.h"
 #include "mesh.h"
+#include "particles.h"
 #include "rigid.h"
 #include "sph.h"
 #include "sph_loops.h"
@@ -97,7 +98,7 @@ struct ts_water {
 
     /* fluid particles, re-sorted into grid-cell order whenever the Verlet
      * lists are rebuilt, so that neighbours sit close in memory */
-    size_t n, cap, n_rigid;
+    ts_particles fluid;          /* fluid.n particles of fluid.cap (the inflows' whole budget) */
     float *x, *y, *z, *vx, *vy, *vz;
     float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
     float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
@@ -113,10 +114,10 @@ struct ts_water {
     uint32_t *nbr;               /* fluid neighbours found by the density pass, NEIGHBOUR_STRIDE apart */
     uint8_t *nbr_n;              /* how many (NEIGHBOUR_OVERFLOW: too many, search again) */
     uint32_t *id;
-    float *scratch;              /* permutation buffer, swapped with the array it sorts */
-    uint32_t *scratch_id;
+    uint8_t *keep;               /* still inside the domain (remove_escaped) */
 
     /* rigid particles, in body blocks (not re-sorted; their own grid) */
+    ts_particles rigid;
     float *rx, *ry, *rz, *rvx, *rvy, *rvz;  /* world, this step */
     float *rlx, *rly, *rlz;      /* body frame */
     float *rfx, *rfy, *rfz;      /* reaction force on each */
@@ -284,44 +285,41 @@ static int inside_solid(const ts_water *w, float x, float y, float z, const poin
     return 0;
 }
 
-static ts_status alloc_floats(float **p, size_t n, ts_error *err)
+static ts_status alloc_particles(ts_water *w, size_t fluid, size_t rigid, ts_error *err)
 {
-    *p = calloc(n ? n : 1, sizeof **p);
-    return *p ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "water: out of memory for %zu particles", n);
-}
-
-static ts_status alloc_particles(ts_water *w, ts_error *err)
-{
-    size_t all = w->cap + w->n_rigid;
-    float **fluid_arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz, &w->ax, &w->ay, &w->az, &w->rho,
-                              &w->pr, &w->wgx, &w->wgy, &w->wgz, &w->P, &w->inv_rho, &w->scratch,
-                              &w->x0, &w->y0, &w->z0};
-    float **rigid_arrays[] = {&w->rx, &w->ry, &w->rz, &w->rvx, &w->rvy, &w->rvz, &w->rlx, &w->rly, &w->rlz,
-                              &w->rfx, &w->rfy, &w->rfz};
-    ts_status st = TS_OK;
-    for (size_t i = 0; i < sizeof fluid_arrays / sizeof *fluid_arrays && st == TS_OK; i++)
-        st = alloc_floats(fluid_arrays[i], w->cap, err);
-    for (size_t i = 0; i < sizeof rigid_arrays / sizeof *rigid_arrays && st == TS_OK; i++)
-        st = alloc_floats(rigid_arrays[i], w->n_rigid, err);
-    if (st == TS_OK) {
-        w->nbr = malloc((w->cap ? w->cap : 1) * NEIGHBOUR_STRIDE * sizeof *w->nbr);
-        st = alloc_floats(&w->pos4, 4 * w->cap, err);
-        if (st == TS_OK)
-            st = alloc_floats(&w->vel4, 4 * w->cap, err);
-        if (st != TS_OK)
-            return st;
-        w->vstart = calloc(w->cap + 1, sizeof *w->vstart);
-        if (!w->vstart)
-            return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet lists of %zu particles", w->cap);
-        w->nbr_n = calloc(w->cap ? w->cap : 1, 1);
-        if (!w->nbr || !w->nbr_n)
-            return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the neighbour lists of %zu particles", w->cap);
-        w->id = calloc(w->cap ? w->cap : 1, sizeof *w->id);
-        w->scratch_id = calloc(w->cap ? w->cap : 1, sizeof *w->scratch_id);
-        w->rbody = calloc(w->n_rigid ? w->n_rigid : 1, sizeof *w->rbody);
-        if (!w->id || !w->scratch_id || !w->rbody)
-            st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory for %zu particles", all);
-    }
+    const size_t f = sizeof(float);
+    const ts_particle_column fluid_columns[] = {
+        TS_STATE_COLUMN("x", &w->x, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &w->y, TS_ATTR_F32, 1),
+        TS_STATE_COLUMN("z", &w->z, TS_ATTR_F32, 1), TS_STATE_COLUMN("vx", &w->vx, TS_ATTR_F32, 1),
+        TS_STATE_COLUMN("vy", &w->vy, TS_ATTR_F32, 1), TS_STATE_COLUMN("vz", &w->vz, TS_ATTR_F32, 1),
+        TS_STATE_COLUMN("id", &w->id, TS_ATTR_U32, 1),
+        TS_WORK_COLUMN("ax", &w->ax, f), TS_WORK_COLUMN("ay", &w->ay, f), TS_WORK_COLUMN("az", &w->az, f),
+        TS_WORK_COLUMN("rho", &w->rho, f), TS_WORK_COLUMN("pr", &w->pr, f), TS_WORK_COLUMN("wgx", &w->wgx, f),
+        TS_WORK_COLUMN("wgy", &w->wgy, f), TS_WORK_COLUMN("wgz", &w->wgz, f), TS_WORK_COLUMN("P", &w->P, f),
+        TS_WORK_COLUMN("inv_rho", &w->inv_rho, f), TS_WORK_COLUMN("x0", &w->x0, f),
+        TS_WORK_COLUMN("y0", &w->y0, f), TS_WORK_COLUMN("z0", &w->z0, f),
+        TS_WORK_COLUMN("pos4", &w->pos4, 4 * f), TS_WORK_COLUMN("vel4", &w->vel4, 4 * f),
+        TS_WORK_COLUMN("nbr", &w->nbr, NEIGHBOUR_STRIDE * sizeof *w->nbr),
+        TS_WORK_COLUMN("nbr_n", &w->nbr_n, 1), TS_WORK_COLUMN("vstart", &w->vstart, sizeof *w->vstart),
+        TS_WORK_COLUMN("keep", &w->keep, 1),
+    };
+    const ts_particle_column rigid_columns[] = {
+        TS_WORK_COLUMN("rx", &w->rx, f), TS_WORK_COLUMN("ry", &w->ry, f), TS_WORK_COLUMN("rz", &w->rz, f),
+        TS_WORK_COLUMN("rvx", &w->rvx, f), TS_WORK_COLUMN("rvy", &w->rvy, f), TS_WORK_COLUMN("rvz", &w->rvz, f),
+        TS_WORK_COLUMN("rlx", &w->rlx, f), TS_WORK_COLUMN("rly", &w->rly, f), TS_WORK_COLUMN("rlz", &w->rlz, f),
+        TS_WORK_COLUMN("rfx", &w->rfx, f), TS_WORK_COLUMN("rfy", &w->rfy, f), TS_WORK_COLUMN("rfz", &w->rfz, f),
+        TS_WORK_COLUMN("rbody", &w->rbody, sizeof *w->rbody),
+    };
+    ts_particles_init(&w->fluid, "water", fluid);
+    ts_particles_init(&w->rigid, "water's body particles", rigid);
+    ts_status st = ts_particles_register(&w->fluid, fluid_columns, sizeof fluid_columns / sizeof *fluid_columns, err);
+    if (st == TS_OK)
+        st = ts_particles_register(&w->rigid, rigid_columns, sizeof rigid_columns / sizeof *rigid_columns, err);
+    if (st == TS_OK)
+        st = ts_particles_reserve(&w->fluid, fluid, err);
+    if (st == TS_OK)
+        st = ts_particles_reserve(&w->rigid, rigid, err);
+    w->rigid.n = st == TS_OK ? rigid : 0;
     return st;
 }
 
@@ -537,16 +535,14 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         st = ts_fail(err, TS_ERR_INVALID, "water: no liquid inside the domain: give a closed mesh inside the "
                      "Domain the Fluid or Inflow role (liquid inside obstacles or bodies is left out)");
     if (st == TS_OK) {
-        w->cap = (size_t)budget;
-        w->n_rigid = rigid.n;
-        st = alloc_particles(w, err);
+        st = alloc_particles(w, (size_t)budget, rigid.n, err);
     }
     if (st == TS_OK) {
         float *dst[6] = {w->x, w->y, w->z, w->vx, w->vy, w->vz};
         for (int a = 0; a < 6; a++)
             memcpy(dst[a], fluid.c[a], fluid.n * sizeof(float));
-        for (w->n = 0; w->n < fluid.n; w->n++)
-            w->id[w->n] = w->next_id++;
+        for (w->fluid.n = 0; w->fluid.n < fluid.n; w->fluid.n++)
+            w->id[w->fluid.n] = w->next_id++;
         for (size_t b = 0; b < w->n_bodies; b++) {
             const body *bd = &w->bodies[b];
             for (size_t i = bd->first; i < bd->first + bd->count; i++) {
@@ -572,23 +568,12 @@ void ts_water_destroy(ts_water *w)
 {
     if (!w)
         return;
-    float *arrays[] = {w->x, w->y, w->z, w->vx, w->vy, w->vz, w->ax, w->ay, w->az, w->rho, w->pr, w->wgx,
-                       w->wgy, w->wgz, w->P, w->inv_rho, w->scratch, w->x0, w->y0, w->z0, w->rx, w->ry, w->rz, w->rvx, w->rvy,
-                       w->rvz, w->rlx, w->rly, w->rlz, w->rfx, w->rfy, w->rfz};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        free(arrays[i]);
-    free(w->id);
-    free(w->scratch_id);
-    free(w->nbr);
-    free(w->pos4);
-    free(w->vel4);
+    ts_particles_free(&w->fluid);
+    ts_particles_free(&w->rigid);
     for (int b = 0; b < w->n_blocks; b++)
         free(w->blocks[b].entries);
     free(w->blocks);
     free(w->vlist);
-    free(w->vstart);
-    free(w->nbr_n);
-    free(w->rbody);
     for (size_t c = 0; c < w->n_colliders; c++)
         ts_collider_free(&w->colliders[c].c);
     for (size_t b = 0; b < w->n_bodies; b++)
@@ -675,7 +660,7 @@ static int site_is_free(const ts_water *w, float x, float y, float z)
  * are a lattice, so new particles never crowd each other). Returns how many. */
 static size_t emit(ts_water *w)
 {
-    size_t before = w->n;
+    size_t before = w->fluid.n;
     int next = w->frame + 1;
     for (size_t f = 0; f < w->n_inflows; f++) {
         const inflow *in = &w->inflows[f];
@@ -686,17 +671,17 @@ static size_t emit(ts_water *w)
         ts_transform t = {ts_v3_add(ts_v3_scale(t0.translation, 1.0 - w->s), ts_v3_scale(t1.translation, w->s)),
                           ts_quat_slerp(t0.rotation, t1.rotation, w->s)};
         ts_vec3 v = ts_quat_rotate(t.rotation, ts_v3(in->v[0], in->v[1], in->v[2]));
-        for (size_t i = 0; i < in->n && w->n < w->cap; i++) {
+        for (size_t i = 0; i < in->n && w->fluid.n < w->fluid.cap; i++) {
             ts_vec3 p = ts_transform_apply(t, ts_v3(in->sx[i], in->sy[i], in->sz[i]));
             if (!site_is_free(w, (float)p.x, (float)p.y, (float)p.z))
                 continue;
-            size_t k = w->n++;
+            size_t k = w->fluid.n++;
             w->x[k] = (float)p.x, w->y[k] = (float)p.y, w->z[k] = (float)p.z;
             w->vx[k] = (float)v.x, w->vy[k] = (float)v.y, w->vz[k] = (float)v.z;
             w->id[k] = w->next_id++;
         }
     }
-    return w->n - before;
+    return w->fluid.n - before;
 }
 
 /* --------------------------------------------------------------- the grid */
@@ -715,18 +700,6 @@ static void place_rigid_particles(ts_water *w)
             w->rvx[i] = (float)u.x, w->rvy[i] = (float)u.y, w->rvz[i] = (float)u.z;
         }
     }
-}
-
-/* Gather an array into cell order through the scratch buffer, then swap the two. */
-static void sort_floats(ts_water *w, float **a)
-{
-    const uint32_t *order = w->grid.sorted;
-    float *in = *a, *out = w->scratch;
-    #pragma omp parallel for schedule(static)
-    for (size_t k = 0; k < w->n; k++)
-        out[k] = in[order[k]];
-    w->scratch = in;
-    *a = out;
 }
 
 static ts_status reserve_blocks(ts_water *w, int threads, ts_error *err)
@@ -781,17 +754,11 @@ static ts_status build_lists(ts_water *w, ts_error *err)
     const int threads = omp_get_max_threads();
     ts_status st = reserve_blocks(w, threads, err);
     if (st == TS_OK)
-        st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->n, 0.5f * (w->h + w->skin), w->domain, err);
+        st = ts_grid_build(&w->grid, w->x, w->y, w->z, w->fluid.n, 0.5f * (w->h + w->skin), w->domain, err);
     if (st != TS_OK)
         return st;
-    float **arrays[] = {&w->x, &w->y, &w->z, &w->vx, &w->vy, &w->vz};
-    for (size_t i = 0; i < 6; i++)
-        sort_floats(w, arrays[i]);
-    uint32_t *ids = w->scratch_id;
-    for (size_t k = 0; k < w->n; k++)
-        ids[k] = w->id[w->grid.sorted[k]];
-    w->scratch_id = w->id;
-    w->id = ids;
+    if ((st = ts_particles_permute(&w->fluid, w->grid.sorted, err)) != TS_OK)
+        return st;
     /* from here on the grid's cell ranges are index ranges of the sorted arrays */
     const ts_sph_loops *loops = ts_sph_loops_select();
     int out_of_memory = 0;
@@ -800,7 +767,7 @@ static ts_status build_lists(ts_water *w, ts_error *err)
     #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num(), team = omp_get_num_threads();
-        const size_t lo = w->n * (size_t)t / (size_t)team, hi = w->n * (size_t)(t + 1) / (size_t)team;
+        const size_t lo = w->fluid.n * (size_t)t / (size_t)team, hi = w->fluid.n * (size_t)(t + 1) / (size_t)team;
         list_block *b = &w->blocks[t];
         if (!fill_list_block(w, loops, lo, hi, b)) {
             #pragma omp atomic write
@@ -827,9 +794,9 @@ static ts_status build_lists(ts_water *w, ts_error *err)
     }
     if (total > UINT32_MAX)
         return ts_fail(err, TS_ERR_NOMEM, "water: %zu particles need more than 4G Verlet list entries; "
-                       "use a larger particle radius", w->n);
+                       "use a larger particle radius", w->fluid.n);
     if (out_of_memory)
-        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet lists of %zu particles", w->n);
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet lists of %zu particles", w->fluid.n);
     w->lists_stale = 0;
     return TS_OK;
 }
@@ -838,12 +805,12 @@ static ts_status build_lists(ts_water *w, ts_error *err)
 static ts_status build_grids(ts_water *w, ts_error *err)
 {
     ts_status st = w->lists_stale ? build_lists(w, err) : TS_OK;
-    if (st != TS_OK || w->n_rigid == 0)
+    if (st != TS_OK || w->rigid.n == 0)
         return st;
     place_rigid_particles(w);
-    st = ts_grid_build(&w->rgrid, w->rx, w->ry, w->rz, w->n_rigid, w->h, NULL, err);
+    st = ts_grid_build(&w->rgrid, w->rx, w->ry, w->rz, w->rigid.n, w->h, NULL, err);
     float lo[3] = {w->rx[0], w->ry[0], w->rz[0]}, hi[3] = {w->rx[0], w->ry[0], w->rz[0]};
-    for (size_t i = 1; i < w->n_rigid; i++) {
+    for (size_t i = 1; i < w->rigid.n; i++) {
         const float p[3] = {w->rx[i], w->ry[i], w->rz[i]};
         for (int a = 0; a < 3; a++) {
             if (p[a] < lo[a]) lo[a] = p[a];
@@ -857,7 +824,7 @@ static ts_status build_grids(ts_water *w, ts_error *err)
 
 static inline int near_rigid(const ts_water *w, float x, float y, float z)
 {
-    return w->n_rigid > 0 && x >= w->rbox[0] && x <= w->rbox[3] && y >= w->rbox[1] && y <= w->rbox[4] &&
+    return w->rigid.n > 0 && x >= w->rbox[0] && x <= w->rbox[3] && y >= w->rbox[1] && y <= w->rbox[4] &&
            z >= w->rbox[2] && z <= w->rbox[5];
 }
 
@@ -874,14 +841,14 @@ static ts_sph_fluid fluid_arrays(const ts_water *w)
 static void pack_positions(ts_water *w)
 {
     #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < w->n; i++)
+    for (size_t i = 0; i < w->fluid.n; i++)
         w->pos4[4 * i] = w->x[i], w->pos4[4 * i + 1] = w->y[i], w->pos4[4 * i + 2] = w->z[i];
 }
 
 static void pack_density_and_velocity(ts_water *w)
 {
     #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->fluid.n; i++) {
         w->pos4[4 * i + 3] = w->rho[i];
         w->vel4[4 * i] = w->vx[i], w->vel4[4 * i + 1] = w->vy[i], w->vel4[4 * i + 2] = w->vz[i];
         w->vel4[4 * i + 3] = w->P[i];
@@ -899,7 +866,7 @@ static void compute_density(ts_water *w)
     const ts_sph_loops *loops = ts_sph_loops_select();
     pack_positions(w);
     #pragma omp parallel for schedule(dynamic, 256) /* as in compute_forces */
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->fluid.n; i++) {
         const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
         int count;
         float sum = loops->density_sum(&fluid, w->vlist + w->vstart[i], w->vstart[i + 1] - w->vstart[i], xi, yi, zi,
@@ -989,7 +956,7 @@ static void compute_forces(ts_water *w)
     double a2_max = 0.0;
     /* dynamic: the work per particle varies (neighbour count, bodies, walls); each particle's sums are its own */
     #pragma omp parallel for schedule(dynamic, 256) reduction(max : a2_max)
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->fluid.n; i++) {
         const float xi = w->x[i], yi = w->y[i], zi = w->z[i];
         const float rho_i = w->rho[i], p_i = w->pr[i];
         ts_sph_pair_sums sums = {{0, 0, 0}, {0, 0, 0}, 0.0f};
@@ -1036,7 +1003,7 @@ static void compute_rigid_reactions(ts_water *w)
     const ts_sph_pair_consts c = make_pair_consts(w);
     const ts_grid *g = &w->grid;
     #pragma omp parallel for schedule(static)
-    for (size_t b = 0; b < w->n_rigid; b++) {
+    for (size_t b = 0; b < w->rigid.n; b++) {
         const float xb = w->rx[b], yb = w->ry[b], zb = w->rz[b];
         float f[3] = {0, 0, 0};
         ts_neighbor_ranges r;
@@ -1136,7 +1103,7 @@ static void integrate_fluid(ts_water *w, double dt)
     const float fdt = (float)dt;
     double v_max = 0.0, moved_max = 0.0;
     #pragma omp parallel for schedule(static) reduction(max : v_max, moved_max)
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->fluid.n; i++) {
         w->vx[i] += fdt * w->ax[i], w->vy[i] += fdt * w->ay[i], w->vz[i] += fdt * w->az[i]; /* eq. 3.43 */
         w->x[i] += fdt * w->vx[i], w->y[i] += fdt * w->vy[i], w->z[i] += fdt * w->vz[i];   /* eq. 3.42 */
         project_out_of_walls(w, i);
@@ -1260,30 +1227,23 @@ static void remove_escaped(ts_water *w)
 {
     if (w->p.domain_walls)
         return;
-    size_t k = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        int inside = w->x[i] >= w->domain[0] && w->x[i] <= w->domain[3] && w->y[i] >= w->domain[1] &&
+    size_t out = 0;
+    for (size_t i = 0; i < w->fluid.n; i++) {
+        w->keep[i] = w->x[i] >= w->domain[0] && w->x[i] <= w->domain[3] && w->y[i] >= w->domain[1] &&
                      w->y[i] <= w->domain[4] && w->z[i] >= w->domain[2] && w->z[i] <= w->domain[5];
-        if (!inside) {
-            w->removed++;
-            w->lists_stale = 1;
-            continue;
-        }
-        if (k != i) {
-            w->x[k] = w->x[i], w->y[k] = w->y[i], w->z[k] = w->z[i];
-            w->vx[k] = w->vx[i], w->vy[k] = w->vy[i], w->vz[k] = w->vz[i];
-            w->id[k] = w->id[i];
-        }
-        k++;
+        out += !w->keep[i];
     }
-    w->n = k;
+    if (out == 0)
+        return;
+    w->removed += ts_particles_compact(&w->fluid, w->keep);
+    w->lists_stale = 1;
 }
 
 static ts_status check_finite(const ts_water *w, ts_error *err)
 {
     int bad = 0;
     #pragma omp parallel for schedule(static) reduction(| : bad)
-    for (size_t i = 0; i < w->n; i++)
+    for (size_t i = 0; i < w->fluid.n; i++)
         bad |= !isfinite(w->x[i] + w->y[i] + w->z[i] + w->vx[i] + w->vy[i] + w->vz[i]);
     for (size_t b = 0; b < w->n_bodies; b++)
         bad |= !isfinite(w->bodies[b].rb.x.x + w->bodies[b].rb.x.y + w->bodies[b].rb.x.z + w->bodies[b].rb.L.x);
@@ -1364,7 +1324,7 @@ static ts_status write_surface(ts_water *w, ts_frame_output *out, ts_error *err)
     tsvdb_grid *g = NULL;
     double r = w->p.particle_radius;
     double radius = r * w->p.surface_radius_scale;
-    st = tsvdb_particles_to_level_set(w->x, w->y, w->z, NULL, (float)radius, w->n, r * w->p.surface_voxel_ratio,
+    st = tsvdb_particles_to_level_set(w->x, w->y, w->z, NULL, (float)radius, w->fluid.n, r * w->p.surface_voxel_ratio,
                                       3.0, &g, err);
     /* spheres of radius k r overlap into a blobby union: smooth it, then erode
      * back by most of the extra radius so the liquid keeps its volume */
@@ -1382,7 +1342,7 @@ static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *
 {
     ts_water *w = state;
     /* interleave the fluid columns for the cache (scratch space sized for the whole capacity) */
-    size_t n = w->n;
+    size_t n = w->fluid.n;
     float *pos = malloc((3 * n + 1) * sizeof *pos), *vel = malloc((3 * n + 1) * sizeof *vel);
     if (!pos || !vel) {
         free(pos);
@@ -1423,26 +1383,13 @@ static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *
     return st;
 }
 
-/* Checkpoint sections: "particles" (position and velocity as the solver
- * holds them, float32, so restoring is exact), "bodies", "counters". */
-static void particle_columns(ts_water *w, ts_column c[7])
-{
-    c[0] = (ts_column){"x", TS_ATTR_F32, 1, w->x};
-    c[1] = (ts_column){"y", TS_ATTR_F32, 1, w->y};
-    c[2] = (ts_column){"z", TS_ATTR_F32, 1, w->z};
-    c[3] = (ts_column){"vx", TS_ATTR_F32, 1, w->vx};
-    c[4] = (ts_column){"vy", TS_ATTR_F32, 1, w->vy};
-    c[5] = (ts_column){"vz", TS_ATTR_F32, 1, w->vz};
-    c[6] = (ts_column){"id", TS_ATTR_U32, 1, w->id};
-}
-
+/* Checkpoint sections: "particles" (the fluid's state arrays, float32 as
+ * the solver holds them, so restoring is exact), "bodies", "counters". */
 static ts_status water_save_state(void *state, ts_checkpoint *cp, ts_error *err)
 {
     ts_water *w = state;
-    ts_column particles[7];
-    particle_columns(w, particles);
     const ts_value counters[] = {{"next_id", w->next_id}, {"removed", (double)w->removed}, {"steps", (double)w->steps}};
-    ts_status st = ts_checkpoint_put(cp, "particles", w->n, particles, 7, err);
+    ts_status st = ts_particles_save(&w->fluid, cp, "particles", err);
     if (st == TS_OK)
         st = ts_rigid_save(cp, "bodies", w->bodies, offsetof(body, rb), sizeof *w->bodies, w->n_bodies, err);
     if (st == TS_OK)
@@ -1452,29 +1399,20 @@ static ts_status water_save_state(void *state, ts_checkpoint *cp, ts_error *err)
 
 ts_status ts_water_restore(ts_water *w, const ts_checkpoint *cp, ts_error *err)
 {
-    uint64_t n;
-    ts_column particles[7];
-    particle_columns(w, particles);
     ts_value counters[] = {{"next_id", 0}, {"removed", 0}, {"steps", 0}};
-    ts_status st = ts_checkpoint_rows(cp, "particles", &n, err);
-    if (st == TS_OK && n > w->cap)
-        st = ts_fail(err, TS_ERR_CORRUPT, "%s: it holds %llu particles, more than this scene can have; bake again "
-                     "from the start", cp->source, (unsigned long long)n);
-    if (st == TS_OK)
-        st = ts_checkpoint_get(cp, "particles", n, particles, 7, err);
+    ts_status st = ts_particles_restore(&w->fluid, cp, "particles", err);
     if (st == TS_OK)
         st = ts_rigid_restore(cp, "bodies", w->bodies, offsetof(body, rb), sizeof *w->bodies, w->n_bodies, err);
     if (st == TS_OK)
         st = ts_checkpoint_get_values(cp, "counters", counters, 3, err);
     if (st != TS_OK)
         return st;
-    w->n = (size_t)n;
     w->next_id = (uint32_t)counters[0].value;
     w->removed = (size_t)counters[1].value;
     w->steps = (long)counters[2].value;
     w->frame = cp->frame;
     w->v_max = w->a_max = 0.0;
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->fluid.n; i++) {
         double v = sqrt((double)w->vx[i] * w->vx[i] + (double)w->vy[i] * w->vy[i] + (double)w->vz[i] * w->vz[i]);
         if (v > w->v_max)
             w->v_max = v;
@@ -1485,20 +1423,20 @@ ts_status ts_water_restore(ts_water *w, const ts_checkpoint *cp, ts_error *err)
 void ts_water_get_stats(const ts_water *w, ts_water_stats *s)
 {
     memset(s, 0, sizeof *s);
-    s->fluid_particles = w->n;
-    s->rigid_particles = w->n_rigid;
+    s->fluid_particles = w->fluid.n;
+    s->rigid_particles = w->rigid.n;
     s->removed = w->removed;
-    s->capacity = w->cap;
+    s->capacity = w->fluid.cap;
     s->max_speed = w->v_max;
     const double *g = w->p.gravity;
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->fluid.n; i++) {
         s->kinetic_energy += 0.5 * w->mass * ((double)w->vx[i] * w->vx[i] + (double)w->vy[i] * w->vy[i] +
                                               (double)w->vz[i] * w->vz[i]);
         s->potential_energy -= w->mass * (g[0] * w->x[i] + g[1] * w->y[i] + g[2] * w->z[i]);
         s->mean_density += w->rho[i];
     }
-    if (w->n > 0)
-        s->mean_density /= (double)w->n;
+    if (w->fluid.n > 0)
+        s->mean_density /= (double)w->fluid.n;
     for (size_t b = 0; b < w->n_bodies; b++) {
         const ts_rigid_body *rb = &w->bodies[b].rb;
         s->kinetic_energy += ts_rigid_kinetic_energy(rb);
