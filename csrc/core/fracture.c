@@ -23,6 +23,7 @@
 #include "fragments.h"
 #include "grid.h"
 #include "mesh.h"
+#include "particles.h"
 #include "motion.h"
 #include "rigid.h"
 #include "rigid_object.h"
@@ -59,7 +60,7 @@ struct ts_fracture {
     ts_fracture_params p;
     ts_contact_law law;
     char name[64];
-    size_t n;
+    ts_particles el;               /* el.n elements, fixed; the arrays below are registered in it */
     double r, M, I, k, c, k_p, c_p, k_wall, c_wall;
     double dt_bonds;               /* stable step of the stiffest element's springs */
     double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz;
@@ -89,10 +90,10 @@ struct ts_fracture {
     obstacle *obs;
     size_t n_obs;
     /* debris */
+    ts_particles debris;           /* debris.n of at most max_debris */
     double *dx, *dy, *dz, *dvx, *dvy, *dvz, *dr;
     uint32_t *did;
     uint8_t *drest;
-    size_t nd, cap_d;
     double debris_dt;              /* time since the debris last moved */
     uint32_t next_debris;
     uint32_t *piece, *parent;
@@ -167,43 +168,40 @@ static inline ts_vec3 rotate(const ts_fracture *f, size_t i, ts_vec3 v)
                  R[6] * v.x + R[7] * v.y + R[8] * v.z);
 }
 
-static ts_status alloc_elements(ts_fracture *f, ts_error *err)
+static ts_status alloc_elements(ts_fracture *f, size_t n, ts_error *err)
 {
-    size_t n = f->n + 1;
-    double **cols[] = {&f->x, &f->y, &f->z, &f->vx, &f->vy, &f->vz, &f->wx, &f->wy, &f->wz};
-    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        *cols[k] = calloc(n, sizeof **cols[k]);
-    f->q = malloc(n * sizeof *f->q);
-    f->R = malloc(9 * n * sizeof *f->R);
-    f->fixed = calloc(n, 1);
-    f->force = calloc(3 * n, sizeof *f->force);
-    f->torque = calloc(3 * n, sizeof *f->torque);
-    f->rest = calloc(3 * n, sizeof *f->rest);
-    f->gx = malloc(n * sizeof *f->gx), f->gy = malloc(n * sizeof *f->gy), f->gz = malloc(n * sizeof *f->gz);
-    f->piece = malloc(n * sizeof *f->piece), f->parent = malloc(n * sizeof *f->parent);
-    f->near_start = malloc((n + 1) * sizeof *f->near_start), f->x_built = malloc(3 * n * sizeof *f->x_built);
-    int ok = f->near_start && f->x_built && f->q && f->R && f->fixed && f->force && f->torque && f->rest && f->gx && f->gy && f->gz && f->piece && f->parent;
-    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        ok = ok && *cols[k];
-    if (!ok)
-        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu elements", f->n);
-    for (size_t i = 0; i < f->n; i++)
+    const size_t d = sizeof(double), fl = sizeof(float);
+    const ts_particle_column columns[] = {
+        TS_STATE_COLUMN("x", &f->x, TS_ATTR_F64, 1), TS_STATE_COLUMN("y", &f->y, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("z", &f->z, TS_ATTR_F64, 1), TS_STATE_COLUMN("vx", &f->vx, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("vy", &f->vy, TS_ATTR_F64, 1), TS_STATE_COLUMN("vz", &f->vz, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("wx", &f->wx, TS_ATTR_F64, 1), TS_STATE_COLUMN("wy", &f->wy, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("wz", &f->wz, TS_ATTR_F64, 1), TS_STATE_COLUMN("q", &f->q, TS_ATTR_F64, 4), /* w x y z */
+        TS_WORK_COLUMN("R", &f->R, 9 * d), TS_WORK_COLUMN("fixed", &f->fixed, 1),
+        TS_WORK_COLUMN("force", &f->force, 3 * d), TS_WORK_COLUMN("torque", &f->torque, 3 * d),
+        TS_WORK_COLUMN("rest", &f->rest, 3 * d), TS_WORK_COLUMN("gx", &f->gx, fl), TS_WORK_COLUMN("gy", &f->gy, fl),
+        TS_WORK_COLUMN("gz", &f->gz, fl), TS_WORK_COLUMN("piece", &f->piece, sizeof *f->piece),
+        TS_WORK_COLUMN("parent", &f->parent, sizeof *f->parent),
+        TS_WORK_COLUMN("near_start", &f->near_start, sizeof *f->near_start),
+        TS_WORK_COLUMN("x_built", &f->x_built, 3 * d),
+    };
+    const ts_particle_column debris_columns[] = {
+        TS_STATE_COLUMN("x", &f->dx, TS_ATTR_F64, 1), TS_STATE_COLUMN("y", &f->dy, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("z", &f->dz, TS_ATTR_F64, 1), TS_STATE_COLUMN("vx", &f->dvx, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("vy", &f->dvy, TS_ATTR_F64, 1), TS_STATE_COLUMN("vz", &f->dvz, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("r", &f->dr, TS_ATTR_F64, 1), TS_STATE_COLUMN("id", &f->did, TS_ATTR_U32, 1),
+        TS_STATE_COLUMN("rest", &f->drest, TS_ATTR_U8, 1),
+    };
+    ts_particles_init(&f->el, "fracture", n);
+    ts_particles_init(&f->debris, "fracture debris", (size_t)f->p.max_debris);
+    ts_status st = ts_particles_register(&f->el, columns, sizeof columns / sizeof *columns, err);
+    if (st == TS_OK) st = ts_particles_reserve(&f->el, n, err);
+    if (st == TS_OK) st = ts_particles_register(&f->debris, debris_columns, 9, err);
+    if (st != TS_OK)
+        return st;
+    f->el.n = n;
+    for (size_t i = 0; i < n; i++)
         set_rotation(f, i, ts_quat_identity());
-    return TS_OK;
-}
-
-static ts_status reserve_debris(ts_fracture *f, size_t need, ts_error *err)
-{
-    if (need <= f->cap_d)
-        return TS_OK;
-    size_t cap = ts_grown_capacity(f->cap_d, need, 256);
-    double **cols[] = {&f->dx, &f->dy, &f->dz, &f->dvx, &f->dvy, &f->dvz, &f->dr};
-    int failed = ts_resize((void **)&f->did, cap, sizeof *f->did) < 0 || ts_resize((void **)&f->drest, cap, 1) < 0;
-    for (size_t k = 0; k < sizeof cols / sizeof *cols && !failed; k++)
-        failed = ts_resize((void **)cols[k], cap, sizeof **cols[k]) < 0;
-    if (failed)
-        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu debris particles", need);
-    f->cap_d = cap;
     return TS_OK;
 }
 
@@ -213,9 +211,9 @@ static ts_vec3 element_pos(const ts_fracture *f, size_t i) { return ts_v3(f->x[i
 
 static ts_status build_grid(ts_fracture *f, double h, ts_error *err)
 {
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         f->gx[i] = (float)f->x[i], f->gy[i] = (float)f->y[i], f->gz[i] = (float)f->z[i];
-    return ts_grid_build(&f->grid, f->gx, f->gy, f->gz, f->n, (float)h, NULL, err);
+    return ts_grid_build(&f->grid, f->gx, f->gy, f->gz, f->el.n, (float)h, NULL, err);
 }
 
 /* Keep a centre inside the surface (anywhere inside, as the paper's wall of
@@ -241,8 +239,8 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
     ts_rng rng;
     ts_rng_seed(&rng, f->p.seed, 17);
     size_t placed = 0, tries = 0;
-    while (placed < f->n) {
-        if (++tries > 10000 * f->n + 100000)
+    while (placed < f->el.n) {
+        if (++tries > 10000 * f->el.n + 100000)
             return ts_fail(err, TS_ERR_INVALID, "breakable '%s': no room inside it for elements of radius %g m; lower "
                            "Element Radius", f->name, f->r);
         double px = bounds[0] + (bounds[3] - bounds[0]) * ts_rng_uniform(&rng);
@@ -259,7 +257,7 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
             return st;
         worst = 0;
         #pragma omp parallel for reduction(max : worst) schedule(static)
-        for (size_t i = 0; i < f->n; i++) {
+        for (size_t i = 0; i < f->el.n; i++) {
             ts_neighbor_ranges nr;
             ts_grid_neighbor_ranges(&f->grid, f->gx[i], f->gy[i], f->gz[i], &nr);
             ts_vec3 push = ts_v3(0, 0, 0), xi = element_pos(f, i);
@@ -280,7 +278,7 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
             f->vx[i] = push.x, f->vy[i] = push.y, f->vz[i] = push.z;  /* scratch */
         }
         #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < f->n; i++) {
+        for (size_t i = 0; i < f->el.n; i++) {
             f->x[i] += f->vx[i], f->y[i] += f->vy[i], f->z[i] += f->vz[i];
             keep_inside(f, shape, &f->x[i], &f->y[i], &f->z[i]);
             f->vx[i] = f->vy[i] = f->vz[i] = 0;
@@ -291,7 +289,7 @@ static ts_status place_elements(ts_fracture *f, const ts_collider *shape, const 
     if (worst > 0.05 * two_r)
         return ts_fail(err, TS_ERR_INVALID, "breakable '%s': %zu elements of radius %g m do not fit inside it without "
                        "overlapping (worst overlap %.0f%% of a diameter); lower Element Count or Element Radius",
-                       f->name, f->n, f->r, 100 * worst / two_r);
+                       f->name, f->el.n, f->r, 100 * worst / two_r);
     return TS_OK;
 }
 
@@ -302,11 +300,11 @@ static ts_status sort_elements(ts_fracture *f, ts_error *err)
     ts_status st = build_grid(f, 2.0 * f->r, err);
     if (st != TS_OK)
         return st;
-    for (size_t k = 0; k < f->n; k++) {
+    for (size_t k = 0; k < f->el.n; k++) {
         uint32_t i = f->grid.sorted[k];
         f->rest[3 * k] = f->x[i], f->rest[3 * k + 1] = f->y[i], f->rest[3 * k + 2] = f->z[i];
     }
-    for (size_t k = 0; k < f->n; k++)
+    for (size_t k = 0; k < f->el.n; k++)
         f->x[k] = f->rest[3 * k], f->y[k] = f->rest[3 * k + 1], f->z[k] = f->rest[3 * k + 2];
     return TS_OK;
 }
@@ -314,7 +312,7 @@ static ts_status sort_elements(ts_fracture *f, ts_error *err)
 /* A wall set in the ground: elements resting on an obstacle at the start are held there. */
 static void anchor_elements(ts_fracture *f)
 {
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         for (size_t k = 0; k < f->n_obs; k++) {
             ts_collider_hit hit;
             if (ts_collider_query(&f->obs[k].c, 0.0, element_pos(f, i), &hit) && hit.distance < 1.05 * f->r)
@@ -411,7 +409,7 @@ static ts_status set_strengths(ts_fracture *f, const ts_brittleness_map *map, ts
     }
     int H = 0;
     if (st == TS_OK)
-        st = ts_bond_levels(f->n, ends, length, hard, m, level, &H, err);
+        st = ts_bond_levels(f->el.n, ends, length, hard, m, level, &H, err);
     for (size_t i = 0; st == TS_OK && i < m; i++) {
         spring *s = &f->springs[i];
         s->level = level[i];
@@ -434,7 +432,7 @@ static ts_status build_adjacency(ts_fracture *f, ts_error *err)
     int failed = !ends;
     for (size_t k = 0; !failed && k < f->n_springs; k++)
         ends[k] = (ts_edge){f->springs[k].a, f->springs[k].b};
-    failed = failed || ts_edge_incidence(f->n, ends, f->n_springs, &f->adj_start, &f->adj) < 0;
+    failed = failed || ts_edge_incidence(f->el.n, ends, f->n_springs, &f->adj_start, &f->adj) < 0;
     free(ends);
     return failed ? ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", f->n_springs) : TS_OK;
 }
@@ -451,7 +449,7 @@ static ts_status build_adjacency(ts_fracture *f, ts_error *err)
 static void bond_dashpot_and_step(ts_fracture *f)
 {
     double per_unit = 0;    /* max over elements of sum (L0/2)^2 / I, or of springs / M */
-    for (size_t i = 0; i < f->n; i++) {
+    for (size_t i = 0; i < f->el.n; i++) {
         double rot = 0, trans = 0;
         for (uint32_t k = f->adj_start[i]; k < f->adj_start[i + 1]; k++) {
             double lever = 0.5 * f->springs[f->adj[k]].length0;
@@ -529,19 +527,19 @@ static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_e
                                      o->in.name, &mp, err);
     if (st != TS_OK)
         return st;
-    f->n = (size_t)f->p.element_count;
-    f->r = f->p.element_radius > 0 ? f->p.element_radius : cbrt(PACKING * mp.volume / (f->n * 4.0 / 3.0 * M_PI));
-    f->M = f->p.density * mp.volume / f->n;     /* the elements share the object's mass */
+    const size_t n = (size_t)f->p.element_count;
+    f->r = f->p.element_radius > 0 ? f->p.element_radius : cbrt(PACKING * mp.volume / (n * 4.0 / 3.0 * M_PI));
+    f->M = f->p.density * mp.volume / n;     /* the elements share the object's mass */
     /* an element is drawn and tumbles as its Voronoi piece, not as the sphere inside it: the inertia of a
      * cube of the piece's volume (M s^2 / 6), about 1.7x the sphere's for the paper's wall */
-    double s = cbrt(mp.volume / f->n);
+    double s = cbrt(mp.volume / n);
     f->I = fmax(f->M * s * s / 6.0, 0.4 * f->M * f->r * f->r);
     ts_contact_coefficients(&f->law, 0.5 * f->M, &f->k, &f->c);
     ts_contact_coefficients(&f->law, f->M, &f->k_wall, &f->c_wall);
     f->k_p = f->p.bond_stiffness * f->k;
     f->skin = 0.4 * f->r;
     f->near_stale = 1;
-    return alloc_elements(f, err);
+    return alloc_elements(f, n, err);
 }
 
 /* The element set-up of appendix A and §3-4, timed for the benchmark. */
@@ -569,7 +567,7 @@ static ts_status build_breakable(ts_fracture *f, const ts_fracture_object *o, ts
     ts_edge *edges = NULL;
     size_t m = 0;
     if (st == TS_OK)
-        st = ts_delaunay_edges(f->rest, f->n, &edges, &m, err);
+        st = ts_delaunay_edges(f->rest, f->el.n, &edges, &m, err);
     if (st == TS_OK)
         st = make_springs(f, edges, m, &shape, err);
     double t2 = seconds_now();
@@ -579,7 +577,7 @@ static ts_status build_breakable(ts_fracture *f, const ts_fracture_object *o, ts
         bond_dashpot_and_step(f);
     double t3 = seconds_now();
     if (st == TS_OK)
-        st = ts_fragments_build(o->in.vertices, o->in.triangles, o->in.triangle_count, o->corner_uv, f->rest, f->n, edges, m,
+        st = ts_fragments_build(o->in.vertices, o->in.triangles, o->in.triangle_count, o->corner_uv, f->rest, f->el.n, edges, m,
                                 &f->frags, err);
     double t4 = seconds_now();
     f->timing.seconds_placement = t1 - t0, f->timing.seconds_delaunay = t2 - t1;
@@ -625,12 +623,10 @@ ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, con
         if (objects[k].role == TS_FRACTURE_PROJECTILE)
             st = add_projectile(f, &objects[k], err);
     if (st == TS_OK) {
-        f->proj_load = calloc(6 * f->n * (f->n_proj ? f->n_proj : 1), sizeof *f->proj_load);
-        if (!f->proj_load)
-            st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory");
+        const ts_particle_column load = TS_WORK_COLUMN("proj_load", &f->proj_load,
+                                                       6 * (f->n_proj ? f->n_proj : 1) * sizeof *f->proj_load);
+        st = ts_particles_register(&f->el, &load, 1, err);
     }
-    if (st == TS_OK)
-        st = reserve_debris(f, 256, err);
     if (st != TS_OK) {
         ts_fracture_destroy(f);
         return st;
@@ -643,14 +639,10 @@ void ts_fracture_destroy(ts_fracture *f)
 {
     if (!f)
         return;
-    double *cols[] = {f->x, f->y, f->z, f->vx, f->vy, f->vz, f->wx, f->wy, f->wz, f->R, f->force, f->torque, f->rest,
-                      f->spring_force, f->spring_torque, f->break_energy, f->proj_load, f->dx, f->dy, f->dz, f->dvx,
-                      f->dvy, f->dvz, f->dr};
-    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        free(cols[k]);
-    free(f->q), free(f->fixed), free(f->gx), free(f->gy), free(f->gz), free(f->piece), free(f->parent);
-    free(f->springs), free(f->adj_start), free(f->adj), free(f->did), free(f->drest);
-    free(f->near_start), free(f->near), free(f->x_built);
+    ts_particles_free(&f->el);
+    ts_particles_free(&f->debris);
+    free(f->spring_force), free(f->spring_torque), free(f->break_energy);
+    free(f->springs), free(f->adj_start), free(f->adj), free(f->near);
     for (size_t k = 0; f->obs && k < f->n_obs; k++)
         ts_collider_free(&f->obs[k].c);
     free(f->obs), free(f->proj);
@@ -748,7 +740,7 @@ static ts_status update_near_lists(ts_fracture *f, ts_error *err)
     if (!f->near_stale) {
         double moved = 0;
         #pragma omp parallel for reduction(max : moved) schedule(static)
-        for (size_t i = 0; i < f->n; i++) {
+        for (size_t i = 0; i < f->el.n; i++) {
             double dx = f->x[i] - f->x_built[3 * i], dy = f->y[i] - f->x_built[3 * i + 1];
             double dz = f->z[i] - f->x_built[3 * i + 2];
             moved = fmax(moved, dx * dx + dy * dy + dz * dz);
@@ -763,14 +755,14 @@ static ts_status update_near_lists(ts_fracture *f, ts_error *err)
         return st;
     f->near_start[0] = 0;
     #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         f->near_start[i + 1] = find_near(f, i, reach, NULL);
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         f->near_start[i + 1] += f->near_start[i];
-    if (ts_grow((void **)&f->near, &f->near_cap, f->near_start[f->n] + 1, sizeof *f->near) < 0)
+    if (ts_grow((void **)&f->near, &f->near_cap, f->near_start[f->el.n] + 1, sizeof *f->near) < 0)
         return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for contact lists");
     #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < f->n; i++) {
+    for (size_t i = 0; i < f->el.n; i++) {
         uint32_t *list = f->near + f->near_start[i], count = f->near_start[i + 1] - f->near_start[i];
         find_near(f, i, reach, list);
         for (uint32_t a = 1; a < count; a++)    /* by index: the sums do not depend on when the list was built */
@@ -848,7 +840,7 @@ static void integrate_elements(ts_fracture *f, double dt)
 {
     double inv_M = 1.0 / f->M, inv_I = 1.0 / f->I;
     #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < f->n; i++) {
+    for (size_t i = 0; i < f->el.n; i++) {
         if (f->fixed[i])
             continue;
         f->vx[i] += dt * inv_M * f->force[3 * i];
@@ -877,7 +869,7 @@ static void move_projectiles(ts_fracture *f, double dt, double s_end)
         }
         ts_rigid_clear_forces(&pr->body.rb);
         ts_vec3 F = ts_v3_scale(g, pr->body.rb.mass), T = ts_v3(0, 0, 0);
-        for (size_t i = 0; i < f->n; i++) {
+        for (size_t i = 0; i < f->el.n; i++) {
             const double *load = f->proj_load + 6 * (i * f->n_proj + k);
             F = ts_v3_add(F, ts_v3(load[0], load[1], load[2]));
             T = ts_v3_add(T, ts_v3(load[3], load[4], load[5]));
@@ -915,9 +907,9 @@ static ts_status emit_debris(ts_fracture *f, ts_error *err)
         if (E <= f->p.debris_energy)
             continue;
         int count = (int)fmin(E / f->p.debris_energy, MAX_DEBRIS_PER_BREAK);
-        if (f->nd + (size_t)count > (size_t)f->p.max_debris)
+        if (f->debris.n + (size_t)count > f->debris.max)
             return TS_OK;
-        ts_status st = reserve_debris(f, f->nd + (size_t)count, err);
+        ts_status st = ts_particles_reserve(&f->debris, f->debris.n + (size_t)count, err);
         if (st != TS_OK)
             return st;
         const spring *s = &f->springs[k];
@@ -931,7 +923,7 @@ static ts_status emit_debris(ts_fracture *f, ts_error *err)
             double cz = 2 * u1 - 1, phi = 2 * M_PI * u2, sz = sqrt(1 - cz * cz);
             ts_vec3 dir = ts_v3(sz * cos(phi), sz * sin(phi), cz);
             ts_vec3 vd = ts_v3_add(v, ts_v3_scale(dir, speed * (0.5 + u3)));
-            size_t d = f->nd++;
+            size_t d = f->debris.n++;
             f->dx[d] = mid.x, f->dy[d] = mid.y, f->dz[d] = mid.z;
             f->dvx[d] = vd.x, f->dvy[d] = vd.y, f->dvz[d] = vd.z;
             f->dr[d] = 0.5 * debris_diameter(f, u4);
@@ -944,8 +936,8 @@ static ts_status emit_debris(ts_fracture *f, ts_error *err)
 /* Debris fly, bounce off the colliders and come to rest (they carry no mass of the object: see docs/fracture.md). */
 static void move_debris(ts_fracture *f, double dt, double s_end)
 {
-    #pragma omp parallel for schedule(static) if (f->nd > 1024)
-    for (size_t d = 0; d < f->nd; d++) {
+    #pragma omp parallel for schedule(static) if (f->debris.n > 1024)
+    for (size_t d = 0; d < f->debris.n; d++) {
         if (f->drest[d])
             continue;
         ts_vec3 v = ts_v3_add(ts_v3(f->dvx[d], f->dvy[d], f->dvz[d]),
@@ -1006,7 +998,7 @@ static ts_status fracture_stable_dt(void *state, double *dt, ts_error *err)
 
 static ts_status check_finite(const ts_fracture *f, ts_error *err)
 {
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         if (!isfinite(f->x[i] + f->y[i] + f->z[i] + f->vx[i] + f->vy[i] + f->vz[i] + f->wx[i] + f->wy[i] + f->wz[i]))
             return ts_fail(err, TS_ERR_UNSTABLE, "element %zu of breakable '%s' is not finite; raise Steps per "
                            "Contact or lower Bond Stiffness", i, f->name);
@@ -1026,7 +1018,7 @@ static ts_status fracture_step(void *state, double dt, double s_end, ts_error *e
     f->broken += newly_broken;
     double s_mid = 0.5 * (f->s + s_end);
     #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         element_forces(f, i, s_mid);
     integrate_elements(f, dt);
     move_projectiles(f, dt, s_end);
@@ -1047,7 +1039,7 @@ static ts_status fracture_step(void *state, double dt, double s_end, ts_error *e
 /* Pieces: elements joined by unbroken springs; each labelled by its smallest element index. */
 static void label_pieces(ts_fracture *f)
 {
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         f->parent[i] = (uint32_t)i;
     for (size_t k = 0; k < f->n_springs; k++) {
         if (f->springs[k].broken)
@@ -1056,7 +1048,7 @@ static void label_pieces(ts_fracture *f)
         if (A != B)     /* the smaller index stays the root */
             f->parent[A > B ? A : B] = A < B ? A : B;
     }
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         f->piece[i] = ts_find_root(f->parent, (uint32_t)i);
 }
 
@@ -1074,19 +1066,19 @@ static ts_status write_fragments(ts_fracture *f, ts_frame_output *out, ts_error 
 static ts_status write_elements(ts_fracture *f, ts_frame_output *out, ts_error *err)
 {
     label_pieces(f);
-    float *pos = malloc((3 * f->n + 1) * sizeof *pos), *rot = malloc((4 * f->n + 1) * sizeof *rot);
-    uint32_t *ids = malloc((f->n + 1) * sizeof *ids);
+    float *pos = malloc((3 * f->el.n + 1) * sizeof *pos), *rot = malloc((4 * f->el.n + 1) * sizeof *rot);
+    uint32_t *ids = malloc((f->el.n + 1) * sizeof *ids);
     ts_status st = TS_OK;
     if (!pos || !rot || !ids)
         st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory writing frame %d", out->frame);
-    for (size_t i = 0; st == TS_OK && i < f->n; i++) {
+    for (size_t i = 0; st == TS_OK && i < f->el.n; i++) {
         pos[3 * i] = (float)f->x[i], pos[3 * i + 1] = (float)f->y[i], pos[3 * i + 2] = (float)f->z[i];
         rot[4 * i] = (float)f->q[i].w, rot[4 * i + 1] = (float)f->q[i].x;
         rot[4 * i + 2] = (float)f->q[i].y, rot[4 * i + 3] = (float)f->q[i].z;
         ids[i] = (uint32_t)i;
     }
     ts_frame g;
-    ts_frame_init(&g, out->frame, out->time, f->n);
+    ts_frame_init(&g, out->frame, out->time, f->el.n);
     if (st == TS_OK) st = ts_frame_add(&g, "position", TS_ATTR_F32, 3, pos, err);
     if (st == TS_OK) st = ts_frame_add(&g, "rotation", TS_ATTR_F32, 4, rot, err);
     if (st == TS_OK) st = ts_frame_add(&g, "piece", TS_ATTR_U32, 1, f->piece, err);
@@ -1098,7 +1090,7 @@ static ts_status write_elements(ts_fracture *f, ts_frame_output *out, ts_error *
 
 static ts_status write_debris(ts_fracture *f, ts_frame_output *out, ts_error *err)
 {
-    size_t m = f->nd;
+    size_t m = f->debris.n;
     float *pos = malloc((3 * m + 1) * sizeof *pos), *vel = malloc((3 * m + 1) * sizeof *vel);
     float *rad = malloc((m + 1) * sizeof *rad);
     ts_status st = TS_OK;
@@ -1153,25 +1145,6 @@ static ts_status fracture_write_frame(void *state, ts_frame_output *out, ts_erro
 /* Sections: "elements", "broken" (the indices of the broken springs: the
  * springs themselves are rebuilt the same from the scene, placement being
  * seeded), "debris", "projectiles" and "projectile_active", "counters". */
-static void element_columns(ts_fracture *f, ts_column c[10])
-{
-    double *d[] = {f->x, f->y, f->z, f->vx, f->vy, f->vz, f->wx, f->wy, f->wz};
-    static const char *const names[] = {"x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"};
-    for (int k = 0; k < 9; k++)
-        c[k] = (ts_column){names[k], TS_ATTR_F64, 1, d[k]};
-    c[9] = (ts_column){"q", TS_ATTR_F64, 4, f->q}; /* w x y z */
-}
-
-static void debris_columns(ts_fracture *f, ts_column c[9])
-{
-    double *d[] = {f->dx, f->dy, f->dz, f->dvx, f->dvy, f->dvz, f->dr};
-    static const char *const names[] = {"x", "y", "z", "vx", "vy", "vz", "r"};
-    for (int k = 0; k < 7; k++)
-        c[k] = (ts_column){names[k], TS_ATTR_F64, 1, d[k]};
-    c[7] = (ts_column){"id", TS_ATTR_U32, 1, f->did};
-    c[8] = (ts_column){"rest", TS_ATTR_U8, 1, f->drest};
-}
-
 static ts_status fracture_save_state(void *state, ts_checkpoint *cp, ts_error *err)
 {
     ts_fracture *f = state;
@@ -1185,15 +1158,12 @@ static ts_status fracture_save_state(void *state, ts_checkpoint *cp, ts_error *e
             broken[n_broken++] = (uint32_t)k;
     for (size_t k = 0; k < f->n_proj; k++)
         active[k] = f->proj[k].active;
-    ts_column elements[10], debris[9];
-    element_columns(f, elements);
-    debris_columns(f, debris);
     const ts_column broken_column = {"spring", TS_ATTR_U32, 1, broken}, active_column = {"active", TS_ATTR_I32, 1, active};
     const ts_value counters[] = {{"springs", (double)f->n_springs}, {"next_debris", f->next_debris},
                                  {"steps", (double)f->steps}};
-    ts_status st = ts_checkpoint_put(cp, "elements", f->n, elements, 10, err);
+    ts_status st = ts_particles_save(&f->el, cp, "elements", err);
     if (st == TS_OK) st = ts_checkpoint_put(cp, "broken", n_broken, &broken_column, 1, err);
-    if (st == TS_OK) st = ts_checkpoint_put(cp, "debris", f->nd, debris, 9, err);
+    if (st == TS_OK) st = ts_particles_save(&f->debris, cp, "debris", err);
     if (st == TS_OK)
         st = ts_rigid_save(cp, "projectiles", f->proj, offsetof(projectile, body.rb), sizeof *f->proj, f->n_proj, err);
     if (st == TS_OK) st = ts_checkpoint_put(cp, "projectile_active", f->n_proj, &active_column, 1, err);
@@ -1203,27 +1173,25 @@ static ts_status fracture_save_state(void *state, ts_checkpoint *cp, ts_error *e
 
 ts_status ts_fracture_restore(ts_fracture *f, const ts_checkpoint *cp, ts_error *err)
 {
-    uint64_t n_broken = 0, nd = 0;
+    const size_t n = f->el.n;
+    uint64_t rows = 0, n_broken = 0;
     ts_value counters[] = {{"springs", 0}, {"next_debris", 0}, {"steps", 0}};
-    ts_column elements[10], debris[9];
-    element_columns(f, elements);
     ts_status st = ts_checkpoint_get_values(cp, "counters", counters, 3, err);
-    if (st == TS_OK && (size_t)counters[0].value != f->n_springs)
-        st = ts_fail(err, TS_ERR_CORRUPT, "%s: it is of a different scene (%g springs, this one has %zu); bake again "
-                     "from the start", cp->source, counters[0].value, f->n_springs);
-    if (st == TS_OK) st = ts_checkpoint_get(cp, "elements", f->n, elements, 10, err);
+    if (st == TS_OK) st = ts_checkpoint_rows(cp, "elements", &rows, err);
+    if (st == TS_OK && ((size_t)counters[0].value != f->n_springs || rows != n))
+        st = ts_fail(err, TS_ERR_CORRUPT, "%s: it is of a different scene (%llu elements and %g springs, this one has "
+                     "%zu and %zu); bake again from the start", cp->source, (unsigned long long)rows,
+                     counters[0].value, n, f->n_springs);
+    if (st == TS_OK) st = ts_particles_restore(&f->el, cp, "elements", err);
+    if (st == TS_OK) st = ts_particles_restore(&f->debris, cp, "debris", err);
     if (st == TS_OK) st = ts_checkpoint_rows(cp, "broken", &n_broken, err);
-    if (st == TS_OK) st = ts_checkpoint_rows(cp, "debris", &nd, err);
-    if (st == TS_OK) st = reserve_debris(f, (size_t)nd + 1, err);
     if (st != TS_OK)
         return st;
-    debris_columns(f, debris); /* after reserving: the arrays may have moved */
     uint32_t *broken = malloc(((size_t)n_broken + 1) * sizeof *broken);
     int32_t *active = malloc((f->n_proj + 1) * sizeof *active);
     const ts_column broken_column = {"spring", TS_ATTR_U32, 1, broken}, active_column = {"active", TS_ATTR_I32, 1, active};
     st = broken && active ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory restoring the checkpoint");
     if (st == TS_OK) st = ts_checkpoint_get(cp, "broken", n_broken, &broken_column, 1, err);
-    if (st == TS_OK) st = ts_checkpoint_get(cp, "debris", nd, debris, 9, err);
     if (st == TS_OK)
         st = ts_rigid_restore(cp, "projectiles", f->proj, offsetof(projectile, body.rb), sizeof *f->proj, f->n_proj,
                               err);
@@ -1243,9 +1211,9 @@ ts_status ts_fracture_restore(ts_fracture *f, const ts_checkpoint *cp, ts_error 
     free(active);
     if (st != TS_OK)
         return st;
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < n; i++)
         set_rotation(f, i, f->q[i]);
-    f->broken = (size_t)n_broken, f->nd = (size_t)nd;
+    f->broken = (size_t)n_broken;
     f->next_debris = (uint32_t)counters[1].value, f->steps = (long)counters[2].value;
     f->near_stale = 1;
     return TS_OK;
@@ -1254,21 +1222,21 @@ ts_status ts_fracture_restore(ts_fracture *f, const ts_checkpoint *cp, ts_error 
 void ts_fracture_get_stats(const ts_fracture *f, ts_fracture_stats *st)
 {
     *st = f->timing;
-    st->elements = f->n, st->springs = f->n_springs, st->broken = f->broken, st->debris = f->nd;
-    st->levels = f->levels, st->element_radius = f->r, st->mass = f->M * f->n, st->steps = f->steps;
+    st->elements = f->el.n, st->springs = f->n_springs, st->broken = f->broken, st->debris = f->debris.n;
+    st->levels = f->levels, st->element_radius = f->r, st->mass = f->M * f->el.n, st->steps = f->steps;
     st->fragment_triangles = f->frags.triangle_count;
     ts_fracture *mut = (ts_fracture *)f;   /* labels are scratch */
     label_pieces(mut);
-    size_t *size = calloc(f->n + 1, sizeof *size);
+    size_t *size = calloc(f->el.n + 1, sizeof *size);
     st->pieces = st->largest_piece = 0;
-    for (size_t i = 0; size && i < f->n; i++) {
+    for (size_t i = 0; size && i < f->el.n; i++) {
         st->pieces += f->piece[i] == i;
         if (++size[f->piece[i]] > st->largest_piece)
             st->largest_piece = size[f->piece[i]];
     }
     free(size);
     st->max_speed = 0;
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->el.n; i++)
         st->max_speed = fmax(st->max_speed, ts_v3_length(velocity(f, i)));
 }
 

@@ -24,6 +24,7 @@
 #include "grid.h"
 #include "parallel.h"
 #include "hsmap.h"
+#include "particles.h"
 #include "mesh.h"
 #include "motion.h"
 #include "rigid.h"
@@ -95,7 +96,7 @@ struct ts_sand {
     size_t n_columns;
 
     /* DEs */
-    size_t n, cap;
+    ts_particles el;             /* el.n DEs; the arrays below are registered in it (register_elements) */
     double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz, *r, *vol, *m;
     double *fx, *fy, *fz, *tx, *ty, *tz;
     double *inv_m;               /* 1 / m, refreshed with the grid each step */
@@ -108,8 +109,7 @@ struct ts_sand {
     float *gx, *gy, *gz;         /* float positions for the grid */
     float *cx, *cy, *cz;         /* the same in the grid's cell order: contiguous candidates */
     partner_state *cell_state;   /* the DEs' state in the grid's cell order, built with the grid */
-    char *sort_scratch;          /* SORT_CHUNK bytes per DE, while the DEs are put in cell order */
-    size_t sort_scratch_size;
+    uint8_t *keep;               /* still holds sand (the compaction after merges) */
     int sort_pending;            /* put the DEs in cell order at the next step (the first of a frame) */
     ts_grid grid;                /* cells of 2 r_max, built before each force pass */
     double r_max;                /* largest DE radius at the last grid build */
@@ -186,55 +186,49 @@ static ts_status check_params(const ts_sand_params *p, ts_error *err)
 
 /* ------------------------------------------------------------------ memory */
 
+static ts_status register_elements(ts_sand *s, ts_error *err)
+{
+    const size_t d = sizeof(double), f = sizeof(float);
+    const ts_particle_column columns[] = {
+        TS_STATE_COLUMN("x", &s->x, TS_ATTR_F64, 1), TS_STATE_COLUMN("y", &s->y, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("z", &s->z, TS_ATTR_F64, 1), TS_STATE_COLUMN("vx", &s->vx, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("vy", &s->vy, TS_ATTR_F64, 1), TS_STATE_COLUMN("vz", &s->vz, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("wx", &s->wx, TS_ATTR_F64, 1), TS_STATE_COLUMN("wy", &s->wy, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("wz", &s->wz, TS_ATTR_F64, 1), TS_STATE_COLUMN("r", &s->r, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("volume", &s->vol, TS_ATTR_F64, 1), TS_STATE_COLUMN("mass", &s->m, TS_ATTR_F64, 1),
+        TS_STATE_COLUMN("id", &s->id, TS_ATTR_U32, 1), TS_STATE_COLUMN("flags", &s->flags, TS_ATTR_U8, 1),
+        TS_STATE_COLUMN("contact_count", &s->c.count, TS_ATTR_U8, 1),
+        TS_STATE_COLUMN("source_d_t", &s->c.source_d_t, TS_ATTR_F64, 3 * SOURCE_SLOTS),
+        /* saved in sections of their own (save_contacts) */
+        TS_CARRIED_COLUMN("partner", &s->c.partner, MAX_CONTACTS * sizeof *s->c.partner),
+        TS_CARRIED_COLUMN("d_t", &s->c.d_t, MAX_CONTACTS * 3 * sizeof *s->c.d_t),
+        TS_CARRIED_COLUMN("source", &s->c.source, SOURCE_SLOTS * sizeof *s->c.source),
+        /* spatter detection reads it after the compaction; every force pass sets it */
+        TS_CARRIED_COLUMN("supported", &s->supported, 1),
+        TS_WORK_COLUMN("fx", &s->fx, d), TS_WORK_COLUMN("fy", &s->fy, d), TS_WORK_COLUMN("fz", &s->fz, d),
+        TS_WORK_COLUMN("tx", &s->tx, d), TS_WORK_COLUMN("ty", &s->ty, d), TS_WORK_COLUMN("tz", &s->tz, d),
+        TS_WORK_COLUMN("inv_m", &s->inv_m, d), TS_WORK_COLUMN("gx", &s->gx, f), TS_WORK_COLUMN("gy", &s->gy, f),
+        TS_WORK_COLUMN("gz", &s->gz, f), TS_WORK_COLUMN("cx", &s->cx, f), TS_WORK_COLUMN("cy", &s->cy, f),
+        TS_WORK_COLUMN("cz", &s->cz, f), TS_WORK_COLUMN("cell_state", &s->cell_state, sizeof *s->cell_state),
+        TS_WORK_COLUMN("reaction", &s->reaction, 6 * (s->n_objects + 1) * d), TS_WORK_COLUMN("keep", &s->keep, 1),
+    };
+    ts_particles_init(&s->el, "sand", (size_t)s->p.max_elements);
+    return ts_particles_register(&s->el, columns, sizeof columns / sizeof *columns, err);
+}
+
 static ts_status grow_elements(ts_sand *s, size_t need, ts_error *err)
 {
-    if (need <= s->cap)
-        return TS_OK;
-    if (need > (size_t)s->p.max_elements)
+    if (need > s->el.max)
         return ts_fail(err, TS_ERR_NOMEM, "sand: the bake needs more than max_elements = %ld distinct elements; "
                        "raise Max Elements, or use a larger element radius or a shallower DEM depth",
                        s->p.max_elements);
-    size_t cap = s->cap ? 2 * s->cap : 4096;
-    while (cap < need)
-        cap *= 2;
-    if (cap > (size_t)s->p.max_elements)
-        cap = (size_t)s->p.max_elements;
-    double **d[] = {&s->x, &s->y, &s->z, &s->vx, &s->vy, &s->vz, &s->wx, &s->wy, &s->wz, &s->r, &s->vol, &s->m,
-                    &s->fx, &s->fy, &s->fz, &s->tx, &s->ty, &s->tz, &s->inv_m};
-    int ok = 1;
-    for (size_t k = 0; k < sizeof d / sizeof *d; k++) {
-        double *q = realloc(*d[k], cap * sizeof **d[k]);
-        ok = ok && q;
-        if (q) *d[k] = q;
-    }
-    float **f[] = {&s->gx, &s->gy, &s->gz, &s->cx, &s->cy, &s->cz};
-    for (size_t k = 0; k < sizeof f / sizeof *f; k++) {
-        float *q = realloc(*f[k], cap * sizeof **f[k]);
-        ok = ok && q;
-        if (q) *f[k] = q;
-    }
-#define GROW(ptr, count) do { void *q_ = realloc((ptr), (count) * sizeof *(ptr)); ok = ok && q_; if (q_) (ptr) = q_; } while (0)
-    GROW(s->id, cap);
-    GROW(s->flags, cap);
-    GROW(s->supported, cap);
-    GROW(s->cell_state, cap);
-    GROW(s->reaction, cap * 6 * (s->n_objects + 1));
-    GROW(s->c.count, cap);
-    GROW(s->c.partner, cap * MAX_CONTACTS);
-    GROW(s->c.d_t, cap * MAX_CONTACTS * 3);
-    GROW(s->c.source, cap * SOURCE_SLOTS);
-    GROW(s->c.source_d_t, cap * SOURCE_SLOTS * 3);
-#undef GROW
-    if (!ok)
-        return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for %zu distinct elements", cap);
-    s->cap = cap;
-    return TS_OK;
+    return ts_particles_reserve(&s->el, need, err);
 }
 
 /* Append a DE at rest with no contacts; returns its index. */
 static size_t add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double volume, uint8_t flags)
 {
-    size_t i = s->n++;
+    size_t i = s->el.n++;
     s->x[i] = p.x, s->y[i] = p.y, s->z[i] = p.z;
     s->vx[i] = v.x, s->vy[i] = v.y, s->vz[i] = v.z;
     s->wx[i] = s->wy[i] = s->wz[i] = 0.0;
@@ -246,47 +240,9 @@ static size_t add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, doubl
     c->count[i] = 0;
     for (int k = 0; k < SOURCE_SLOTS; k++)
         c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
-    if (s->n > s->max_seen)
-        s->max_seen = s->n;
+    if (s->el.n > s->max_seen)
+        s->max_seen = s->el.n;
     return i;
-}
-
-/* One array of per-DE state and its bytes per DE. */
-typedef struct element_array {
-    void *base;
-    size_t width;
-} element_array;
-#define ELEMENT_ARRAYS 20
-
-/* Every array that holds a DE's own state - what moves with a DE when the
- * DEs are compacted or sorted. (Per-step results - forces, reactions, the
- * grid copies - are recomputed and need not move.) */
-static void element_arrays(ts_sand *s, element_array a[ELEMENT_ARRAYS])
-{
-    double *d[] = {s->x, s->y, s->z, s->vx, s->vy, s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m};
-    int k = 0;
-    for (size_t q = 0; q < sizeof d / sizeof *d; q++)
-        a[k++] = (element_array){d[q], sizeof(double)};
-    contacts *c = &s->c;
-    a[k++] = (element_array){s->id, sizeof *s->id};
-    a[k++] = (element_array){s->flags, sizeof *s->flags};
-    a[k++] = (element_array){s->supported, sizeof *s->supported}; /* spatter detection, after the compaction */
-    a[k++] = (element_array){c->count, sizeof *c->count};
-    a[k++] = (element_array){c->partner, MAX_CONTACTS * sizeof *c->partner};
-    a[k++] = (element_array){c->d_t, MAX_CONTACTS * 3 * sizeof *c->d_t};
-    a[k++] = (element_array){c->source, SOURCE_SLOTS * sizeof *c->source};
-    a[k++] = (element_array){c->source_d_t, SOURCE_SLOTS * 3 * sizeof *c->source_d_t};
-}
-
-/* Move DE `from` to slot `to` (compaction), with its contact histories. */
-static void move_element(ts_sand *s, size_t to, size_t from)
-{
-    element_array a[ELEMENT_ARRAYS];
-    element_arrays(s, a);
-    for (int k = 0; k < ELEMENT_ARRAYS; k++) {
-        char *base = a[k].base;
-        memcpy(base + to * a[k].width, base + from * a[k].width, a[k].width);
-    }
 }
 
 /* ------------------------------------------------------------------ set-up */
@@ -417,7 +373,7 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
     ts_contact_coefficients(&s->law, 1.0, &s->K0, &s->C0);
     s->element_volume0 = 4.0 * M_SQRT2 * pow(p->element_radius, 3); /* FCC: (2r)^2 per DE per layer, layers sqrt(2) r apart */
     s->next_id = 0;
-    if ((st = grow_elements(s, 1, err)) != TS_OK)
+    if ((st = register_elements(s, err)) != TS_OK || (st = grow_elements(s, 1, err)) != TS_OK)
         return st;
     s->frame = p->frame_start;
     return TS_OK;
@@ -434,17 +390,10 @@ void ts_sand_destroy(ts_sand *s)
         ts_hsmap_free(&s->objects[k].map);
     }
     free(s->objects);
-    void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch, s->x, s->y, s->z, s->vx, s->vy,
-                   s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m, s->fx, s->fy, s->fz, s->tx, s->ty, s->tz, s->inv_m, s->id,
-                   s->flags, s->supported, s->cell_state, s->reaction, s->gx, s->gy, s->gz, s->cx, s->cy, s->cz,
-                   s->sort_scratch};
+    void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         free(all[k]);
-    free(s->c.count);
-    free(s->c.partner);
-    free(s->c.d_t);
-    free(s->c.source);
-    free(s->c.source_d_t);
+    ts_particles_free(&s->el);
     ts_grid_free(&s->grid);
     free(s);
 }
@@ -474,7 +423,7 @@ static void rebuild_display(ts_sand *s)
     const double area = s->p.cell_size * s->p.cell_size;
     const int nx = s->cols.nx, ny = s->cols.ny;
     memcpy(s->display, s->bed, s->n_columns * sizeof *s->display);
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->el.n; i++) {
         if ((s->flags[i] & FLAG_AIRBORNE) || resting_on_object(s, i))
             continue;
         double fx = (s->x[i] - s->cols.x0) / s->cols.cell - 0.5, fy = (s->y[i] - s->cols.y0) / s->cols.cell - 0.5;
@@ -565,7 +514,7 @@ static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int 
     if (st != TS_OK)
         return st;
     double volume = 0.0;
-    size_t first = s->n;
+    size_t first = s->el.n;
     for (int j = j0; j <= j1; j++)
         for (int i = i0; i <= i1; i++) {
             size_t c = (size_t)i + (size_t)nx * j;
@@ -592,7 +541,7 @@ static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int 
                         if (x < xa - eps || y < ya - eps || touches_static_side(s, i, j, x - xa, y - ya, r) ||
                             !site_is_free(s, site, r))
                             continue;
-                        if ((st = grow_elements(s, s->n + 1, err)) != TS_OK)
+                        if ((st = grow_elements(s, s->el.n + 1, err)) != TS_OK)
                             return st;
                         add_element(s, site, ts_v3(0, 0, 0), r, 0.0, 0);
                     }
@@ -603,7 +552,7 @@ static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int 
             volume += (top - floor_z) * cell * cell; /* the column's sand now lives in the new DEs */
             s->bed[c] = floor_z;
         }
-    size_t added = s->n - first;
+    size_t added = s->el.n - first;
     for (int j = j0; j <= j1; j++) /* no room for any DE: the columns stay bed, to be tried again */
         for (int i = i0; i <= i1; i++) {
             size_t c = (size_t)i + (size_t)nx * j;
@@ -613,7 +562,7 @@ static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int 
                     s->bed[c] = s->column_scratch[c];
             }
         }
-    for (size_t k = first; k < s->n; k++) {
+    for (size_t k = first; k < s->el.n; k++) {
         s->vol[k] = volume / (double)added;
         s->m[k] = s->vol[k] * s->p.bulk_density;
     }
@@ -717,7 +666,7 @@ static ts_status grow_region(ts_sand *s, ts_error *err)
 {
     const double g = gravity_magnitude(s);
     int box[4] = {s->cols.nx, s->cols.ny, -1, -1};
-    size_t n = s->n;
+    size_t n = s->el.n;
     for (size_t i = 0; i < n; i++) {
         if (s->flags[i] & FLAG_AIRBORNE)
             continue;
@@ -1057,7 +1006,7 @@ static void compute_forces(ts_sand *s, double dt)
     const ts_vec3 g = ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]);
     span_source bed = {NULL, s->bed, &s->cols};
     #pragma omp parallel for schedule(dynamic, 256)
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->el.n; i++) {
         element_force ef = {ts_v3_scale(g, s->m[i]), ts_v3(0, 0, 0)};
         staged_contacts next;
         next.count = next.sources = 0;
@@ -1083,8 +1032,8 @@ static void integrate_elements(ts_sand *s, double dt)
 {
     const double g = gravity_magnitude(s);
     const double rest_force = s->p.rest_force * (g > 0 ? g : 1.0), rest_speed2 = s->p.rest_speed * s->p.rest_speed;
-    #pragma omp parallel for schedule(static) if (s->n >= TS_PARALLEL_MIN)
-    for (size_t i = 0; i < s->n; i++) {
+    #pragma omp parallel for schedule(static) if (s->el.n >= TS_PARALLEL_MIN)
+    for (size_t i = 0; i < s->el.n; i++) {
         double F2 = s->fx[i] * s->fx[i] + s->fy[i] * s->fy[i] + s->fz[i] * s->fz[i];
         double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
         double inv_m = 1.0 / s->m[i];
@@ -1110,7 +1059,7 @@ static void integrate_objects(ts_sand *s, double dt)
             continue;
         ts_rigid_clear_forces(&ob->body.rb);
         ts_rigid_add_force_at(&ob->body.rb, ts_v3_scale(g, ob->body.rb.mass), ob->body.rb.x);
-        for (size_t i = 0; i < s->n; i++) {
+        for (size_t i = 0; i < s->el.n; i++) {
             const double *r = s->reaction + (i * (s->n_objects + 1) + k) * 6;
             if (r[0] != 0.0 || r[1] != 0.0 || r[2] != 0.0)
                 ts_rigid_add_force_at(&ob->body.rb, ts_v3(r[0], r[1], r[2]), ts_v3(r[3], r[4], r[5]));
@@ -1190,7 +1139,7 @@ static ts_status split_airborne(ts_sand *s, size_t i, ts_error *err)
     long k = lround(s->vol[i] / grain_volume);
     if (k < 1) k = 1;
     if (k > 4L * s->p.grains_per_element) k = 4L * s->p.grains_per_element;
-    ts_status st = grow_elements(s, s->n + (size_t)k - 1, err);
+    ts_status st = grow_elements(s, s->el.n + (size_t)k - 1, err);
     if (st != TS_OK)
         return st;
     ts_vec3 p = ts_v3(s->x[i], s->y[i], s->z[i]), v = ts_v3(s->vx[i], s->vy[i], s->vz[i]);
@@ -1236,7 +1185,7 @@ static ts_status split_airborne(ts_sand *s, size_t i, ts_error *err)
 static ts_status detect_spatter(ts_sand *s, ts_error *err)
 {
     const contacts *c = &s->c; /* the contacts of the last force pass */
-    size_t n = s->n;
+    size_t n = s->el.n;
     for (size_t i = 0; i < n; i++) {
         if ((s->flags[i] & FLAG_AIRBORNE) || s->supported[i] || s->vz[i] <= s->p.split_speed)
             continue;
@@ -1273,7 +1222,7 @@ static ts_status merge_into(ts_sand *s, size_t a, size_t g, ts_error *err)
     s->vol[a] = 0.0; /* removed by the compaction */
     if (vol <= 2.0 * s->element_volume0)
         return TS_OK;
-    ts_status st = grow_elements(s, s->n + 1, err);
+    ts_status st = grow_elements(s, s->el.n + 1, err);
     if (st != TS_OK)
         return st;
     double r = s->r[g] / cbrt(2.0), len = ts_v3_length(from);
@@ -1293,7 +1242,7 @@ static ts_status land_and_remove(ts_sand *s, ts_error *err)
     /* a falling grain lands within half an element radius of a ground DE:
      * touching alone would let grains sift down through the pores of the DEs */
     const double reach = 0.5 * s->p.element_radius;
-    size_t n = s->n;
+    size_t n = s->el.n;
     for (size_t a = 0; a < n; a++) {
         int inside;
         size_t c = column_of(s, s->x[a], s->y[a], &inside);
@@ -1329,14 +1278,13 @@ static ts_status land_and_remove(ts_sand *s, ts_error *err)
             s->vol[a] = 0.0;
         }
     }
-    size_t kept = 0; /* compaction in order: deterministic */
-    for (size_t i = 0; i < s->n; i++)
-        if (s->vol[i] > 0.0) {
-            if (kept != i)
-                move_element(s, kept, i);
-            kept++;
-        }
-    s->n = kept;
+    size_t emptied = 0;
+    for (size_t i = 0; i < s->el.n; i++) {
+        s->keep[i] = s->vol[i] > 0.0;
+        emptied += !s->keep[i];
+    }
+    if (emptied)
+        ts_particles_compact(&s->el, s->keep);
     return TS_OK;
 }
 
@@ -1366,7 +1314,7 @@ static ts_status sand_stable_dt(void *state, double *dt, ts_error *err)
 static ts_status build_grid(ts_sand *s, ts_error *err)
 {
     double r_max = s->p.element_radius;
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->el.n; i++) {
         s->gx[i] = (float)s->x[i], s->gy[i] = (float)s->y[i], s->gz[i] = (float)s->z[i];
         s->inv_m[i] = 1.0 / s->m[i];
         if (s->r[i] > r_max)
@@ -1375,38 +1323,20 @@ static ts_status build_grid(ts_sand *s, ts_error *err)
     /* cells of a contact distance, r_max + r_max: contacts are in the 27 cells
      * around, landing grains (reaching 2.5 r_max) within two cells */
     s->r_max = r_max;
-    ts_status st = ts_grid_build(&s->grid, s->gx, s->gy, s->gz, s->n, (float)(2.0 * r_max), NULL, err);
+    ts_status st = ts_grid_build(&s->grid, s->gx, s->gy, s->gz, s->el.n, (float)(2.0 * r_max), NULL, err);
     if (st != TS_OK)
         return st;
     ts_grid_permute_f32(&s->grid, s->gx, s->cx);
     ts_grid_permute_f32(&s->grid, s->gy, s->cy);
     ts_grid_permute_f32(&s->grid, s->gz, s->cz);
-    #pragma omp parallel for schedule(static) if (s->n >= TS_PARALLEL_MIN)
-    for (size_t k = 0; k < s->n; k++) {
+    #pragma omp parallel for schedule(static) if (s->el.n >= TS_PARALLEL_MIN)
+    for (size_t k = 0; k < s->el.n; k++) {
         uint32_t j = s->grid.sorted[k];
         s->cell_state[k] = (partner_state){s->x[j], s->y[j], s->z[j], s->vx[j], s->vy[j], s->vz[j], s->wx[j],
                                            s->wy[j], s->wz[j], s->r[j], s->inv_m[j], s->id[j],
                                            (s->flags[j] & FLAG_AIRBORNE) != 0};
     }
     return TS_OK;
-}
-
-#define SORT_CHUNK 64 /* bytes of each row moved per pass: a cache line, and a scratch of 64 bytes per DE */
-
-/* Rows of `width` bytes into the grid's cell order, SORT_CHUNK bytes of
- * every row at a time through the scratch. */
-static void permute_rows(void *rows, size_t width, const uint32_t *order, size_t n, char *scratch)
-{
-    char *base = rows;
-    for (size_t at = 0; at < width; at += SORT_CHUNK) {
-        size_t part = width - at < SORT_CHUNK ? width - at : SORT_CHUNK;
-        #pragma omp parallel for schedule(static) /* once a frame: worth waking the threads */
-        for (size_t k = 0; k < n; k++)
-            memcpy(scratch + k * part, base + (size_t)order[k] * width + at, part);
-        #pragma omp parallel for schedule(static)
-        for (size_t k = 0; k < n; k++)
-            memcpy(base + k * width + at, scratch + k * part, part);
-    }
 }
 
 /* Put the DEs, with their contact histories, in the order of the grid's
@@ -1416,23 +1346,13 @@ static void permute_rows(void *rows, size_t width, const uint32_t *order, size_t
  * checkpoint holds, so a resumed bake stays exact); the grid is rebuilt. */
 static ts_status sort_into_cells(ts_sand *s, ts_error *err)
 {
-    if (s->sort_scratch_size < s->cap * SORT_CHUNK) {
-        char *grown = realloc(s->sort_scratch, s->cap * SORT_CHUNK);
-        if (!grown)
-            return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory sorting %zu distinct elements", s->n);
-        s->sort_scratch = grown;
-        s->sort_scratch_size = s->cap * SORT_CHUNK;
-    }
-    element_array a[ELEMENT_ARRAYS];
-    element_arrays(s, a);
-    for (int k = 0; k < ELEMENT_ARRAYS; k++)
-        permute_rows(a[k].base, a[k].width, s->grid.sorted, s->n, s->sort_scratch);
-    return build_grid(s, err);
+    ts_status st = ts_particles_permute(&s->el, s->grid.sorted, err);
+    return st == TS_OK ? build_grid(s, err) : st;
 }
 
 static ts_status check_finite(const ts_sand *s, ts_error *err)
 {
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->el.n; i++)
         if (!isfinite(s->x[i] + s->y[i] + s->z[i] + s->vx[i] + s->vy[i] + s->vz[i]))
             return ts_fail(err, TS_ERR_UNSTABLE, "element %u is not finite; raise Steps per Contact or the "
                            "Contact Time", s->id[i]);
@@ -1465,7 +1385,7 @@ static ts_status sand_step(void *state, double dt, double s_end, ts_error *err)
     if (st == TS_OK) st = detect_spatter(s, err);
     if (st == TS_OK) st = check_finite(s, err);
     double airborne = 0.0;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->el.n; i++)
         if (s->flags[i] & FLAG_AIRBORNE)
             airborne += s->vol[i];
     if (airborne > s->peak_airborne)
@@ -1484,7 +1404,7 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
     if (st == TS_OK)
         st = ts_output_particles(out, "ground", &f, err);
     size_t m = 0;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->el.n; i++)
         m += (s->flags[i] & FLAG_AIRBORNE) || resting_on_object(s, i);
     float *pos = malloc((3 * m + 1) * sizeof *pos), *vel = malloc((3 * m + 1) * sizeof *vel);
     float *rad = malloc((m + 1) * sizeof *rad);
@@ -1492,7 +1412,7 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
     uint32_t *ids = malloc((m + 1) * sizeof *ids);
     if (st == TS_OK && (!pos || !vel || !rad || !air || !ids))
         st = ts_fail(err, TS_ERR_NOMEM, "sand: out of memory writing frame %d", out->frame);
-    for (size_t i = 0, k = 0; st == TS_OK && i < s->n; i++) {
+    for (size_t i = 0, k = 0; st == TS_OK && i < s->el.n; i++) {
         if (!(s->flags[i] & FLAG_AIRBORNE) && !resting_on_object(s, i))
             continue;
         pos[3 * k] = (float)s->x[i], pos[3 * k + 1] = (float)s->y[i], pos[3 * k + 2] = (float)s->z[i];
@@ -1526,58 +1446,51 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
 
 /* ------------------------------------------------------------- checkpoint */
 
-/* Sections: "elements" (each DE's state, its number of DE contacts and its
- * source contacts), "contacts" (the DE contacts, in the elements' order),
- * "bed" (the columns), "objects" and "counters". */
-enum { ELEMENT_COLUMNS = 17 };
-
-static void element_columns(ts_sand *s, ts_column c[ELEMENT_COLUMNS], int32_t *sources)
-{
-    double *d[] = {s->x, s->y, s->z, s->vx, s->vy, s->vz, s->wx, s->wy, s->wz, s->r, s->vol, s->m};
-    static const char *const names[] = {"x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz", "r", "volume", "mass"};
-    for (int k = 0; k < 12; k++)
-        c[k] = (ts_column){names[k], TS_ATTR_F64, 1, d[k]};
-    c[12] = (ts_column){"id", TS_ATTR_U32, 1, s->id};
-    c[13] = (ts_column){"flags", TS_ATTR_U8, 1, s->flags};
-    c[14] = (ts_column){"contact_count", TS_ATTR_U8, 1, s->c.count};
-    c[15] = (ts_column){"source", TS_ATTR_I32, SOURCE_SLOTS, sources};
-    c[16] = (ts_column){"source_d_t", TS_ATTR_F64, 3 * SOURCE_SLOTS, s->c.source_d_t};
-}
-
+/* Sections: "elements" (the DEs' state arrays, with each DE's number of
+ * DE contacts and its source histories), "sources" (the objects or the bed
+ * each DE touches), "contacts" (the DE contacts in the elements' order:
+ * packed, not the MAX_CONTACTS slots), "bed", "objects", "counters". */
 static void bed_columns(ts_sand *s, ts_column c[2])
 {
     c[0] = (ts_column){"height", TS_ATTR_F64, 1, s->bed};
     c[1] = (ts_column){"region", TS_ATTR_U8, 1, s->region};
 }
 
-static ts_status sand_save_state(void *state, ts_checkpoint *cp, ts_error *err)
+static ts_status save_contacts(const ts_sand *s, ts_checkpoint *cp, ts_error *err)
 {
-    ts_sand *s = state;
     const contacts *c = &s->c;
+    const size_t n = s->el.n;
     size_t n_contacts = 0;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < n; i++)
         n_contacts += c->count[i];
-    int32_t *sources = ts_checkpoint_scratch(cp, s->n * SOURCE_SLOTS * sizeof *sources, err);
+    int32_t *source = ts_checkpoint_scratch(cp, n * SOURCE_SLOTS * sizeof *source, err);
     uint32_t *partner = ts_checkpoint_scratch(cp, n_contacts * sizeof *partner, err);
     float *d_t = ts_checkpoint_scratch(cp, n_contacts * 3 * sizeof *d_t, err);
-    if (!sources || !partner || !d_t)
+    if (!source || !partner || !d_t)
         return TS_ERR_NOMEM;
-    for (size_t i = 0; i < s->n * SOURCE_SLOTS; i++)
-        sources[i] = c->source[i];
-    for (size_t i = 0, at = 0; i < s->n; i++)
+    for (size_t k = 0; k < n * SOURCE_SLOTS; k++)
+        source[k] = c->source[k];
+    for (size_t i = 0, at = 0; i < n; i++)
         for (int k = 0; k < c->count[i]; k++, at++) {
             partner[at] = c->partner[i * MAX_CONTACTS + (size_t)k];
             memcpy(d_t + 3 * at, c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3, 3 * sizeof *d_t);
         }
-    ts_column elements[ELEMENT_COLUMNS], bed[2];
-    element_columns(s, elements, sources);
-    bed_columns(s, bed);
+    const ts_column source_column = {"object", TS_ATTR_I32, SOURCE_SLOTS, source};
     const ts_column contact_columns[] = {{"partner", TS_ATTR_U32, 1, partner}, {"d_t", TS_ATTR_F32, 3, d_t}};
+    ts_status st = ts_checkpoint_put(cp, "sources", n, &source_column, 1, err);
+    return st == TS_OK ? ts_checkpoint_put(cp, "contacts", n_contacts, contact_columns, 2, err) : st;
+}
+
+static ts_status sand_save_state(void *state, ts_checkpoint *cp, ts_error *err)
+{
+    ts_sand *s = state;
+    ts_column bed[2];
+    bed_columns(s, bed);
     const ts_value counters[] = {{"next_id", s->next_id}, {"steps", (double)s->steps}, {"depth", s->depth},
                                  {"volume_lost", s->volume_lost}, {"peak_airborne", s->peak_airborne},
                                  {"max_seen", (double)s->max_seen}};
-    ts_status st = ts_checkpoint_put(cp, "elements", s->n, elements, ELEMENT_COLUMNS, err);
-    if (st == TS_OK) st = ts_checkpoint_put(cp, "contacts", n_contacts, contact_columns, 2, err);
+    ts_status st = ts_particles_save(&s->el, cp, "elements", err);
+    if (st == TS_OK) st = save_contacts(s, cp, err);
     if (st == TS_OK) st = ts_checkpoint_put(cp, "bed", s->n_columns, bed, 2, err);
     if (st == TS_OK)
         st = ts_rigid_save(cp, "objects", s->objects, offsetof(object, body.rb), sizeof *s->objects, s->n_objects, err);
@@ -1585,50 +1498,45 @@ static ts_status sand_save_state(void *state, ts_checkpoint *cp, ts_error *err)
     return st;
 }
 
-/* The elements and their contacts (sources are int16 in memory). */
-static ts_status restore_elements(ts_sand *s, const ts_checkpoint *cp, ts_error *err)
+/* The contacts of the restored elements back into their slots. */
+static ts_status restore_contacts(ts_sand *s, const ts_checkpoint *cp, ts_error *err)
 {
-    uint64_t n, n_contacts;
-    ts_status st = ts_checkpoint_rows(cp, "elements", &n, err);
-    if (st == TS_OK) st = ts_checkpoint_rows(cp, "contacts", &n_contacts, err);
-    if (st == TS_OK) st = grow_elements(s, n > 0 ? (size_t)n : 1, err);
+    const size_t n = s->el.n;
+    uint64_t n_contacts;
+    ts_status st = ts_checkpoint_rows(cp, "contacts", &n_contacts, err);
     if (st != TS_OK)
         return st;
     contacts *c = &s->c;
-    int32_t *sources = malloc(((size_t)n * SOURCE_SLOTS + 1) * sizeof *sources);
+    int32_t *source = malloc((n * SOURCE_SLOTS + 1) * sizeof *source);
     uint32_t *partner = malloc(((size_t)n_contacts + 1) * sizeof *partner);
     float *d_t = malloc(((size_t)n_contacts * 3 + 1) * sizeof *d_t);
-    ts_column elements[ELEMENT_COLUMNS];
-    element_columns(s, elements, sources);
+    const ts_column source_column = {"object", TS_ATTR_I32, SOURCE_SLOTS, source};
     const ts_column contact_columns[] = {{"partner", TS_ATTR_U32, 1, partner}, {"d_t", TS_ATTR_F32, 3, d_t}};
-    st = sources && partner && d_t ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "sand: out of memory restoring the checkpoint");
-    if (st == TS_OK) st = ts_checkpoint_get(cp, "elements", n, elements, ELEMENT_COLUMNS, err);
+    st = source && partner && d_t ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "sand: out of memory restoring the checkpoint");
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "sources", n, &source_column, 1, err);
     if (st == TS_OK) st = ts_checkpoint_get(cp, "contacts", n_contacts, contact_columns, 2, err);
     size_t at = 0;
     for (size_t i = 0; st == TS_OK && i < n; i++) {
-        if (c->count[i] > MAX_CONTACTS || at + c->count[i] > n_contacts) {
+        if (c->count[i] > MAX_CONTACTS || at + c->count[i] > n_contacts)
             st = ts_fail(err, TS_ERR_CORRUPT, "%s: the contacts do not match the elements; bake again from the start",
                          cp->source);
-            break;
-        }
-        for (int k = 0; k < c->count[i]; k++, at++) {
+        for (int k = 0; st == TS_OK && k < c->count[i]; k++, at++) {
             c->partner[i * MAX_CONTACTS + (size_t)k] = partner[at];
             memcpy(c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3, d_t + 3 * at, 3 * sizeof *d_t);
         }
-        for (size_t k = i * SOURCE_SLOTS; k < (i + 1) * SOURCE_SLOTS; k++) {
-            if (sources[k] != NO_SOURCE && (sources[k] < 0 || (size_t)sources[k] > s->n_objects))
+        for (size_t k = i * SOURCE_SLOTS; st == TS_OK && k < (i + 1) * SOURCE_SLOTS; k++) {
+            if (source[k] != NO_SOURCE && (source[k] < 0 || (size_t)source[k] > s->n_objects))
                 st = ts_fail(err, TS_ERR_CORRUPT, "%s: a contact with object %d, which this scene does not have; "
-                             "bake again from the start", cp->source, (int)sources[k]);
-            c->source[k] = (int16_t)sources[k];
+                             "bake again from the start", cp->source, (int)source[k]);
+            c->source[k] = (int16_t)source[k];
         }
     }
     if (st == TS_OK && at != n_contacts)
         st = ts_fail(err, TS_ERR_CORRUPT, "%s: the contacts do not match the elements; bake again from the start",
                      cp->source);
-    free(sources);
+    free(source);
     free(partner);
     free(d_t);
-    s->n = st == TS_OK ? (size_t)n : 0;
     return st;
 }
 
@@ -1638,7 +1546,8 @@ ts_status ts_sand_restore(ts_sand *s, const ts_checkpoint *cp, ts_error *err)
     bed_columns(s, bed);
     ts_value counters[] = {{"next_id", 0}, {"steps", 0}, {"depth", 0}, {"volume_lost", 0}, {"peak_airborne", 0},
                            {"max_seen", 0}};
-    ts_status st = restore_elements(s, cp, err);
+    ts_status st = ts_particles_restore(&s->el, cp, "elements", err);
+    if (st == TS_OK) st = restore_contacts(s, cp, err);
     if (st == TS_OK) st = ts_checkpoint_get(cp, "bed", s->n_columns, bed, 2, err);
     if (st == TS_OK)
         st = ts_rigid_restore(cp, "objects", s->objects, offsetof(object, body.rb), sizeof *s->objects, s->n_objects,
@@ -1663,7 +1572,7 @@ void ts_sand_get_stats(const ts_sand *s, ts_sand_stats *st)
         st->volume_bed += s->bed[c] * area;
         st->region_columns += s->region[c] != 0;
     }
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->el.n; i++) {
         double v = sqrt(s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i]);
         if (v > st->max_speed)
             st->max_speed = v;
