@@ -1,0 +1,667 @@
+/* sph_model.c - the shared SPH fluid (see sph_model.h): the water paper's
+ * chapter 3 (eqs. 3.5, 3.14-3.23, 3.30-3.35, 3.42-3.43) with WCSPH's Tait
+ * pressure and Harada's wall weights. */
+#include "sph_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "buffer.h"
+#include "sph_loops.h"
+
+#define NEIGHBOUR_LIST 64
+#define NEIGHBOUR_STRIDE (NEIGHBOUR_LIST + TS_SPH_LIST_SLACK)
+#define NEIGHBOUR_OVERFLOW 255
+/* Verlet lists hold the fluid within h + skin and serve until some particle
+ * has moved half the skin. The skin is chosen at each build for the lists to
+ * last about VERLET_STEPS steps at the fastest particle's speed, within
+ * [SKIN_MIN, SKIN_MAX] h: a calm liquid keeps short lists (h/10: a third more
+ * entries than the neighbours), a fast one longer lists rebuilt less often. */
+#define VERLET_STEPS 4.0
+#define SKIN_MIN 0.1f
+#define SKIN_MAX 0.25f
+
+ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->set = *set;
+    m->spacing = (float)(2.0 * set->particle_radius);
+    m->h = 2.0f * m->spacing;          /* about 33 neighbours in radius */
+    m->skin = SKIN_MIN * m->h;
+    m->lists_stale = 1;
+    m->r_contact = 0.5f * m->spacing;  /* how close a particle may come to a wall */
+    ts_kernels_init(&m->k, m->h);
+    m->eos = (ts_sph_eos_params){set->muller ? TS_SPH_IDEAL : TS_SPH_TAIT, set->rest_density, set->speed_of_sound,
+                                 set->gas_stiffness};
+    m->mass = (float)ts_sph_lattice_mass(m->h, m->spacing, set->rest_density);
+    ts_sph_wall_init(&m->wall, &m->k, m->spacing, m->mass);
+    for (int a = 0; a < 3; a++) {
+        m->domain[a] = (float)set->domain_min[a];
+        m->domain[a + 3] = (float)set->domain_max[a];
+    }
+    ts_grid_init(&m->grid);
+    ts_grid_init(&m->rgrid);
+    const size_t f = sizeof(float);
+    const ts_particle_column fluid_columns[] = {
+        TS_STATE_COLUMN("x", &m->x, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &m->y, TS_ATTR_F32, 1),
+        TS_STATE_COLUMN("z", &m->z, TS_ATTR_F32, 1), TS_STATE_COLUMN("vx", &m->vx, TS_ATTR_F32, 1),
+        TS_STATE_COLUMN("vy", &m->vy, TS_ATTR_F32, 1), TS_STATE_COLUMN("vz", &m->vz, TS_ATTR_F32, 1),
+        TS_STATE_COLUMN("id", &m->id, TS_ATTR_U32, 1),
+        TS_WORK_COLUMN("ax", &m->ax, f), TS_WORK_COLUMN("ay", &m->ay, f), TS_WORK_COLUMN("az", &m->az, f),
+        TS_WORK_COLUMN("rho", &m->rho, f), TS_WORK_COLUMN("pr", &m->pr, f), TS_WORK_COLUMN("wgx", &m->wgx, f),
+        TS_WORK_COLUMN("wgy", &m->wgy, f), TS_WORK_COLUMN("wgz", &m->wgz, f), TS_WORK_COLUMN("P", &m->P, f),
+        TS_WORK_COLUMN("inv_rho", &m->inv_rho, f), TS_WORK_COLUMN("x0", &m->x0, f),
+        TS_WORK_COLUMN("y0", &m->y0, f), TS_WORK_COLUMN("z0", &m->z0, f),
+        TS_WORK_COLUMN("pos4", &m->pos4, 4 * f), TS_WORK_COLUMN("vel4", &m->vel4, 4 * f),
+        TS_WORK_COLUMN("nbr", &m->nbr, NEIGHBOUR_STRIDE * sizeof *m->nbr),
+        TS_WORK_COLUMN("nbr_n", &m->nbr_n, 1), TS_WORK_COLUMN("vstart", &m->vstart, sizeof *m->vstart),
+        TS_WORK_COLUMN("keep", &m->keep, 1),
+    };
+    const ts_particle_column solid_columns[] = {
+        TS_WORK_COLUMN("rx", &m->rx, f), TS_WORK_COLUMN("ry", &m->ry, f), TS_WORK_COLUMN("rz", &m->rz, f),
+        TS_WORK_COLUMN("rvx", &m->rvx, f), TS_WORK_COLUMN("rvy", &m->rvy, f), TS_WORK_COLUMN("rvz", &m->rvz, f),
+        TS_WORK_COLUMN("rfx", &m->rfx, f), TS_WORK_COLUMN("rfy", &m->rfy, f), TS_WORK_COLUMN("rfz", &m->rfz, f),
+    };
+    ts_particles_init(&m->fluid, "water", 0);
+    ts_particles_init(&m->solid, "solid particles", 0);
+    ts_status st = ts_particles_register(&m->fluid, fluid_columns, sizeof fluid_columns / sizeof *fluid_columns, err);
+    return st == TS_OK ? ts_particles_register(&m->solid, solid_columns, sizeof solid_columns / sizeof *solid_columns,
+                                               err)
+                       : st;
+}
+
+ts_status ts_sph_alloc(ts_sph_model *m, size_t max_fluid, size_t n_solid, ts_error *err)
+{
+    m->fluid.max = max_fluid;
+    m->solid.max = n_solid;
+    ts_status st = ts_particles_reserve(&m->fluid, max_fluid, err);
+    if (st == TS_OK)
+        st = ts_particles_reserve(&m->solid, n_solid, err);
+    m->solid.n = st == TS_OK ? n_solid : 0;
+    return st;
+}
+
+void ts_sph_free(ts_sph_model *m)
+{
+    ts_particles_free(&m->fluid);
+    ts_particles_free(&m->solid);
+    for (int b = 0; b < m->n_blocks; b++)
+        free(m->blocks[b].entries);
+    free(m->blocks);
+    free(m->vlist);
+    free(m->boundaries);
+    ts_grid_free(&m->grid);
+    ts_grid_free(&m->rgrid);
+    memset(m, 0, sizeof *m);
+}
+
+ts_status ts_sph_add_boundary(ts_sph_model *m, ts_sph_boundary b, ts_error *err)
+{
+    if (ts_grow((void **)&m->boundaries, &m->boundary_cap, m->n_boundaries + 1, sizeof b) != 0)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory for the fluid's boundaries");
+    m->boundaries[m->n_boundaries++] = b;
+    return TS_OK;
+}
+
+static int has_box(const ts_sph_model *m)
+{
+    for (size_t k = 0; k < m->n_boundaries; k++)
+        if (m->boundaries[k].kind == TS_SPH_BOX)
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------- walls */
+
+/* The walls near a point, combined as overlapping half-spaces: each wall a
+ * holds a share f_a = Z_a / rho0 of the kernel's mass, and the share outside
+ * every wall at once is 1 - prod_a (1 - f_a) (exact for a separable kernel),
+ * so corners and edges are not counted twice. The gradient follows by the
+ * product rule. */
+typedef struct wall_sum {
+    float inside;        /* prod_a (1 - f_a) */
+    float g[3];          /* sum_a G_a n_a prod_{b != a} (1 - f_b) */
+} wall_sum;
+
+static void add_wall(const ts_sph_model *m, float phi, float nx, float ny, float nz, wall_sum *s)
+{
+    float z, g;
+    ts_sph_wall_eval(&m->wall, phi, &z, &g);
+    float f = z / (float)m->set.rest_density;
+    if (f > 1.0f)
+        f = 1.0f;
+    s->g[0] = s->g[0] * (1.0f - f) + g * nx * s->inside;
+    s->g[1] = s->g[1] * (1.0f - f) + g * ny * s->inside;
+    s->g[2] = s->g[2] * (1.0f - f) + g * nz * s->inside;
+    s->inside *= 1.0f - f;
+}
+
+/* The six sides of the domain box near a point. */
+static void box_walls(const ts_sph_model *m, float x, float y, float z, wall_sum *s)
+{
+    const float p[3] = {x, y, z};
+    for (int a = 0; a < 3; a++) {
+        float n[3] = {0, 0, 0};
+        n[a] = 1.0f;
+        if (p[a] - m->domain[a] < m->h)
+            add_wall(m, p[a] - m->domain[a], n[0], n[1], n[2], s);
+        n[a] = -1.0f;
+        if (m->domain[a + 3] - p[a] < m->h)
+            add_wall(m, m->domain[a + 3] - p[a], n[0], n[1], n[2], s);
+    }
+}
+
+/* Wall weight sums of every boundary at a point (bodies have none: their
+ * particles are in the density sum). */
+static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_sum *s)
+{
+    s->inside = 1.0f;
+    s->g[0] = s->g[1] = s->g[2] = 0.0f;
+    for (size_t k = 0; k < m->n_boundaries; k++) {
+        const ts_sph_boundary *b = &m->boundaries[k];
+        ts_collider_hit hit;
+        if (b->kind == TS_SPH_COLLIDER) {
+            if (ts_collider_query(b->shape, m->s, ts_v3(x, y, z), &hit) && hit.distance < m->h)
+                add_wall(m, hit.distance, (float)hit.normal.x, (float)hit.normal.y, (float)hit.normal.z, s);
+        } else if (b->kind == TS_SPH_BOX) {
+            box_walls(m, x, y, z, s);
+        }
+    }
+}
+
+
+int ts_sph_site_is_free(const ts_sph_model *m, float x, float y, float z)
+{
+    const float min2 = 0.81f * m->spacing * m->spacing;
+    ts_neighbor_ranges r;
+    ts_grid_ranges_within(&m->grid, x, y, z, m->h + m->skin, &r); /* the grid is as old as the lists */
+    for (int q = 0; q < r.n; q++)
+        for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
+            float dx = x - m->x[j], dy = y - m->y[j], dz = z - m->z[j];
+            if (dx * dx + dy * dy + dz * dz < min2)
+                return 0;
+        }
+    return 1;
+}
+
+
+static ts_status reserve_blocks(ts_sph_model *m, int threads, ts_error *err)
+{
+    if (threads <= m->n_blocks)
+        return TS_OK;
+    ts_sph_list_block *b = realloc(m->blocks, (size_t)threads * sizeof *b);
+    if (!b)
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet list build");
+    memset(b + m->n_blocks, 0, (size_t)(threads - m->n_blocks) * sizeof *b);
+    m->blocks = b;
+    m->n_blocks = threads;
+    return TS_OK;
+}
+
+/* The Verlet lists of particles [lo, hi) - the fluid within h + skin of
+ * each, itself too, in grid order - appended to block b, their lengths to
+ * vstart[i + 1]; the positions they were built at kept. 0 when out of memory. */
+static int fill_list_block(ts_sph_model *m, const ts_sph_loops *loops, size_t lo, size_t hi, ts_sph_list_block *b)
+{
+    const float reach = m->h + m->skin;
+    b->used = 0;
+    for (size_t i = lo; i < hi; i++) {
+        const float xi = m->x[i], yi = m->y[i], zi = m->z[i];
+        ts_neighbor_ranges r;
+        ts_grid_ranges_within(&m->grid, xi, yi, zi, reach, &r);
+        size_t most = b->used + TS_SPH_LIST_SLACK;
+        for (int q = 0; q < r.n; q++)
+            most += r.end[q] - r.begin[q];
+        if (most > b->cap && ts_grow((void **)&b->entries, &b->cap, most, sizeof *b->entries) != 0)
+            return 0;
+        uint32_t count = loops->within_ranges(m->x, m->y, m->z, &r, xi, yi, zi, reach * reach, b->entries + b->used);
+        m->vstart[i + 1] = count;
+        b->used += count;
+        m->x0[i] = xi, m->y0[i] = yi, m->z0[i] = zi;
+    }
+    return 1;
+}
+
+/* Sort the fluid into cell order, grid it with cells of (h + skin) / 2 and
+ * build every particle's Verlet list: each thread lists its block of
+ * particles into a buffer of its own in one pass; the blocks are then copied
+ * end to end (the lists do not depend on the number of threads). */
+static ts_status build_lists(ts_sph_model *m, ts_error *err)
+{
+    /* the distance of VERLET_STEPS steps of the CFL limit at the top speed, twice (the lists serve
+     * until a particle has moved half the skin); from v_max alone, which a restore recomputes, so a
+     * resumed bake builds the same lists */
+    double c = ts_sph_sound_speed(&m->eos), step = m->set.cfl_number * m->h / (c + m->v_max + 1e-9);
+    double skin = 2.0 * VERLET_STEPS * m->v_max * step / m->h;
+    m->skin = m->h * (float)(skin < SKIN_MIN ? SKIN_MIN : (skin > SKIN_MAX ? SKIN_MAX : skin));
+    const int threads = omp_get_max_threads();
+    ts_status st = reserve_blocks(m, threads, err);
+    if (st == TS_OK)
+        st = ts_grid_build(&m->grid, m->x, m->y, m->z, m->fluid.n, 0.5f * (m->h + m->skin), m->domain, err);
+    if (st != TS_OK)
+        return st;
+    if ((st = ts_particles_permute(&m->fluid, m->grid.sorted, err)) != TS_OK)
+        return st;
+    /* from here on the grid's cell ranges are index ranges of the sorted arrays */
+    const ts_sph_loops *loops = ts_sph_loops_select();
+    int out_of_memory = 0;
+    size_t total = 0;
+    m->vstart[0] = 0;
+    #pragma omp parallel num_threads(threads)
+    {
+        const int t = omp_get_thread_num(), team = omp_get_num_threads();
+        const size_t lo = m->fluid.n * (size_t)t / (size_t)team, hi = m->fluid.n * (size_t)(t + 1) / (size_t)team;
+        ts_sph_list_block *b = &m->blocks[t];
+        if (!fill_list_block(m, loops, lo, hi, b)) {
+            #pragma omp atomic write
+            out_of_memory = 1;
+        }
+        #pragma omp barrier
+        #pragma omp single
+        {
+            for (int k = 0; k < team; k++) {
+                m->blocks[k].offset = total;
+                total += m->blocks[k].used;
+            }
+            if (total > UINT32_MAX || ts_grow((void **)&m->vlist, &m->vlist_cap, total, sizeof *m->vlist) != 0)
+                out_of_memory = 1;
+        }
+        if (!out_of_memory) {
+            memcpy(m->vlist + b->offset, b->entries, b->used * sizeof *b->entries);
+            size_t end = b->offset;
+            for (size_t i = lo; i < hi; i++) {
+                end += m->vstart[i + 1];
+                m->vstart[i + 1] = (uint32_t)end;
+            }
+        }
+    }
+    if (total > UINT32_MAX)
+        return ts_fail(err, TS_ERR_NOMEM, "water: %zu particles need more than 4G Verlet list entries; "
+                       "use a larger particle radius", m->fluid.n);
+    if (out_of_memory)
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet lists of %zu particles", m->fluid.n);
+    m->lists_stale = 0;
+    return TS_OK;
+}
+
+ts_status ts_sph_build(ts_sph_model *m, ts_error *err)
+{
+    ts_status st = m->lists_stale ? build_lists(m, err) : TS_OK;
+    if (st != TS_OK || m->solid.n == 0)
+        return st;
+    st = ts_grid_build(&m->rgrid, m->rx, m->ry, m->rz, m->solid.n, m->h, NULL, err);
+    float lo[3] = {m->rx[0], m->ry[0], m->rz[0]}, hi[3] = {m->rx[0], m->ry[0], m->rz[0]};
+    for (size_t i = 1; i < m->solid.n; i++) {
+        const float p[3] = {m->rx[i], m->ry[i], m->rz[i]};
+        for (int a = 0; a < 3; a++) {
+            if (p[a] < lo[a]) lo[a] = p[a];
+            if (p[a] > hi[a]) hi[a] = p[a];
+        }
+    }
+    for (int a = 0; a < 3; a++)
+        m->rbox[a] = lo[a] - m->h, m->rbox[a + 3] = hi[a] + m->h;
+    return st;
+}
+
+static inline int near_rigid(const ts_sph_model *m, float x, float y, float z)
+{
+    return m->solid.n > 0 && x >= m->rbox[0] && x <= m->rbox[3] && y >= m->rbox[1] && y <= m->rbox[4] &&
+           z >= m->rbox[2] && z <= m->rbox[5];
+}
+
+
+/* --------------------------------------------------------------- density */
+
+static ts_sph_fluid fluid_arrays(const ts_sph_model *m)
+{
+    ts_sph_fluid f = {m->x, m->y, m->z, m->vx, m->vy, m->vz, m->rho, m->pr, m->P, m->inv_rho, m->pos4, m->vel4};
+    return f;
+}
+
+/* The packed records (sph_loops.h): positions before the density pass, the
+ * rest after it. */
+static void pack_positions(ts_sph_model *m)
+{
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < m->fluid.n; i++)
+        m->pos4[4 * i] = m->x[i], m->pos4[4 * i + 1] = m->y[i], m->pos4[4 * i + 2] = m->z[i];
+}
+
+static void pack_density_and_velocity(ts_sph_model *m)
+{
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < m->fluid.n; i++) {
+        m->pos4[4 * i + 3] = m->rho[i];
+        m->vel4[4 * i] = m->vx[i], m->vel4[4 * i + 1] = m->vy[i], m->vel4[4 * i + 2] = m->vz[i];
+        m->vel4[4 * i + 3] = m->P[i];
+    }
+}
+
+/* Density by eq. 3.5; the fluid neighbours found here (r < h) are kept for
+ * the force pass, which then skips the search (up to NEIGHBOUR_LIST each;
+ * a particle with more has its whole Verlet list walked there). */
+void ts_sph_density(ts_sph_model *m)
+{
+    const float h2 = m->h * m->h, m_poly6 = (float)(m->mass * m->k.poly6), rho0 = (float)m->set.rest_density;
+    const ts_grid *rg = &m->rgrid;
+    const ts_sph_fluid fluid = fluid_arrays(m);
+    const ts_sph_loops *loops = ts_sph_loops_select();
+    pack_positions(m);
+    #pragma omp parallel for schedule(dynamic, 256) /* as in compute_forces */
+    for (size_t i = 0; i < m->fluid.n; i++) {
+        const float xi = m->x[i], yi = m->y[i], zi = m->z[i];
+        int count;
+        float sum = loops->density_sum(&fluid, m->vlist + m->vstart[i], m->vstart[i + 1] - m->vstart[i], xi, yi, zi,
+                                       h2, m->nbr + i * NEIGHBOUR_STRIDE, NEIGHBOUR_LIST, &count);
+        m->nbr_n[i] = count > NEIGHBOUR_LIST ? NEIGHBOUR_OVERFLOW : (uint8_t)count;
+        if (near_rigid(m, xi, yi, zi)) { /* rigid particles count as liquid of the same mass, eq. 3.33 */
+            ts_neighbor_ranges r;
+            ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
+            for (int q = 0; q < r.n; q++)
+                for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+                    uint32_t j = rg->sorted[k];
+                    float dx = xi - m->rx[j], dy = yi - m->ry[j], dz = zi - m->rz[j];
+                    float d = h2 - (dx * dx + dy * dy + dz * dz);
+                    if (d > 0.0f)
+                        sum += d * d * d;
+                }
+        }
+        wall_sum ws;
+        wall_terms(m, xi, yi, zi, &ws);
+        float rho = m_poly6 * sum + rho0 * (1.0f - ws.inside);          /* eq. 3.5 plus the walls */
+        float p = ts_sph_pressure(&m->eos, rho);
+        m->rho[i] = rho;
+        m->pr[i] = p;
+        m->inv_rho[i] = 1.0f / rho;
+        m->P[i] = p / (rho * rho);
+        m->wgx[i] = ws.g[0], m->wgy[i] = ws.g[1], m->wgz[i] = ws.g[2];
+    }
+    pack_density_and_velocity(m);
+}
+
+/* ------------------------------------------------------------------ forces */
+
+static ts_sph_pair_consts make_pair_consts(const ts_sph_model *m)
+{
+    ts_sph_pair_consts c;
+    double alpha_c_h = m->set.muller ? 0.0 : m->set.artificial_viscosity * ts_sph_sound_speed(&m->eos) * m->h;
+    ts_sph_pair_consts_init(&c, m->h, m->mass, m->k.spiky_grad, m->k.visc_lap, ts_poly6_grad_coeff(&m->k),
+                            m->set.viscosity, alpha_c_h, m->set.surface_tension, m->set.muller);
+    return c;
+}
+
+/* The pair law between fluid particle i and a rigid particle, added to a. */
+static inline void pair_acceleration(const ts_sph_pair_consts *c, float dx, float dy, float dz, float r2, float dvx,
+                                     float dvy, float dvz, ts_sph_side si, ts_sph_side sj, float a[3])
+{
+    ts_sph_pair_terms t = ts_sph_pair_law(c, c->muller, r2, dvx * dx + dvy * dy + dvz * dz, si, sj);
+    a[0] += t.s * dx - t.visc * dvx;
+    a[1] += t.s * dy - t.visc * dvy;
+    a[2] += t.s * dz - t.visc * dvz;
+}
+
+#define CROWD_BATCH 128
+
+/* All fluid neighbours of particle i in its Verlet list (a crowd beyond the
+ * neighbour list), in batches. */
+static void verlet_neighbour_forces(const ts_sph_model *m, const ts_sph_loops *loops, const ts_sph_pair_consts *c,
+                                    const ts_sph_fluid *fluid, size_t i, ts_sph_pair_sums *sums)
+{
+    const float xi = m->x[i], yi = m->y[i], zi = m->z[i], h2 = c->h2;
+    uint32_t batch[CROWD_BATCH];
+    int count = 0;
+    for (uint32_t k = m->vstart[i]; k < m->vstart[i + 1]; k++) {
+        uint32_t j = m->vlist[k];
+        float dx = xi - m->x[j], dy = yi - m->y[j], dz = zi - m->z[j];
+        float r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 < h2 && r2 > TS_SPH_SAME_POINT) {
+            batch[count++] = j;
+            if (count == CROWD_BATCH) {
+                loops->pair_forces(c, fluid, i, batch, count, sums);
+                count = 0;
+            }
+        }
+    }
+    loops->pair_forces(c, fluid, i, batch, count, sums);
+}
+
+void ts_sph_forces(ts_sph_model *m)
+{
+    const ts_sph_pair_consts c = make_pair_consts(m);
+    const ts_sph_fluid fluid = fluid_arrays(m);
+    const ts_sph_loops *loops = ts_sph_loops_select();
+    const ts_grid *rg = &m->rgrid;
+    const float gx = (float)m->set.gravity[0], gy = (float)m->set.gravity[1], gz = (float)m->set.gravity[2];
+    const float normal_threshold = 0.1f / c.h;
+    const int muller = m->set.muller;
+    const float wall_scale = muller ? 1.0f : 2.0f;
+    double a2_max = 0.0;
+    /* dynamic: the work per particle varies (neighbour count, bodies, walls); each particle's sums are its own */
+    #pragma omp parallel for schedule(dynamic, 256) reduction(max : a2_max)
+    for (size_t i = 0; i < m->fluid.n; i++) {
+        const float xi = m->x[i], yi = m->y[i], zi = m->z[i];
+        const float rho_i = m->rho[i], p_i = m->pr[i];
+        ts_sph_pair_sums sums = {{0, 0, 0}, {0, 0, 0}, 0.0f};
+        if (m->nbr_n[i] != NEIGHBOUR_OVERFLOW)
+            loops->pair_forces(&c, &fluid, i, m->nbr + i * NEIGHBOUR_STRIDE, m->nbr_n[i], &sums);
+        else /* a crowd beyond the list: the whole Verlet list */
+            verlet_neighbour_forces(m, loops, &c, &fluid, i, &sums);
+        float *a = sums.a, *n = sums.n, lap = sums.lap;
+        ts_neighbor_ranges r;
+        if (near_rigid(m, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */
+            const ts_sph_side mirror = ts_sph_side_of(rho_i, muller && p_i < 0.0f ? 0.0f : p_i);
+            ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
+            for (int q = 0; q < r.n; q++)
+                for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
+                    uint32_t j = rg->sorted[k];
+                    float dx = xi - m->rx[j], dy = yi - m->ry[j], dz = zi - m->rz[j];
+                    float r2 = dx * dx + dy * dy + dz * dz;
+                    if (r2 >= c.h2 || r2 <= TS_SPH_SAME_POINT)
+                        continue;
+                    pair_acceleration(&c, dx, dy, dz, r2, m->vx[i] - m->rvx[j], m->vy[i] - m->rvy[j],
+                                      m->vz[i] - m->rvz[j], mirror, mirror, a);
+                }
+        }
+        float pw = wall_scale * m->P[i];                                /* walls: mirrored pressure */
+        a[0] += pw * m->wgx[i], a[1] += pw * m->wgy[i], a[2] += pw * m->wgz[i];
+        float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (c.sigma > 0.0f && n_len > normal_threshold) {               /* eq. 3.23 */
+            float f = -c.sigma * lap / (n_len * rho_i);
+            a[0] += f * n[0], a[1] += f * n[1], a[2] += f * n[2];
+        }
+        a[0] += gx, a[1] += gy, a[2] += gz;
+        m->ax[i] = a[0], m->ay[i] = a[1], m->az[i] = a[2];
+        double a2 = (double)a[0] * a[0] + (double)a[1] * a[1] + (double)a[2] * a[2];
+        if (a2 > a2_max)
+            a2_max = a2;
+    }
+    m->a_max = sqrt(a2_max);
+}
+
+/* Reaction on each solid particle: minus the mass-weighted acceleration its
+ * fluid neighbours got from it, computed by the same pair function. */
+void ts_sph_solid_reactions(ts_sph_model *m)
+{
+    const ts_sph_pair_consts c = make_pair_consts(m);
+    const ts_grid *g = &m->grid;
+    #pragma omp parallel for schedule(static)
+    for (size_t b = 0; b < m->solid.n; b++) {
+        const float xb = m->rx[b], yb = m->ry[b], zb = m->rz[b];
+        float f[3] = {0, 0, 0};
+        ts_neighbor_ranges r;
+        ts_grid_ranges_within(g, xb, yb, zb, c.h + m->skin, &r); /* the grid is as old as the lists */
+        for (int q = 0; q < r.n; q++)
+            for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
+                float dx = m->x[j] - xb, dy = m->y[j] - yb, dz = m->z[j] - zb;
+                float r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 >= c.h2 || r2 <= TS_SPH_SAME_POINT)
+                    continue;
+                ts_sph_side mirror = ts_sph_side_of(m->rho[j], m->set.muller && m->pr[j] < 0.0f ? 0.0f : m->pr[j]);
+                float a[3] = {0, 0, 0};
+                pair_acceleration(&c, dx, dy, dz, r2, m->vx[j] - m->rvx[b], m->vy[j] - m->rvy[b],
+                                  m->vz[j] - m->rvz[b], mirror, mirror, a);
+                f[0] -= c.mass * a[0], f[1] -= c.mass * a[1], f[2] -= c.mass * a[2]; /* action = -reaction */
+            }
+        m->rfx[b] = f[0], m->rfy[b] = f[1], m->rfz[b] = f[2];
+    }
+}
+
+/* -------------------------------------------------------------- integration */
+
+/* Keep a fluid particle out of a rigid body (the pressure of the body's
+ * particles does this almost always; this catches particles squeezed through
+ * the gaps of its sampling): distance from the body's rest-pose field. The
+ * small momentum of this correction is not given back to the body. */
+static void keep_out_of_body(const ts_sph_model *m, const ts_sph_boundary *bd, size_t i)
+{
+    const ts_rigid_body *rb = bd->body;
+    ts_vec3 p = ts_v3(m->x[i], m->y[i], m->z[i]);
+    ts_vec3 rel = ts_v3_sub(p, rb->x);
+    if (ts_v3_length(rel) > bd->radius + m->spacing)
+        return;
+    ts_quat inv = ts_quat_conjugate(rb->q);
+    ts_collider_hit hit;
+    if (!ts_collider_query(bd->shape, 0.0, ts_v3_add(bd->centroid0, ts_quat_rotate(inv, rel)), &hit) ||
+        hit.distance >= m->r_contact)
+        return;
+    ts_vec3 n = ts_quat_rotate(rb->q, hit.normal);
+    double push = m->r_contact - hit.distance;
+    m->x[i] += (float)(push * n.x), m->y[i] += (float)(push * n.y), m->z[i] += (float)(push * n.z);
+    ts_vec3 u = ts_rigid_point_velocity(rb, p);
+    ts_vec3 v = ts_v3(m->vx[i], m->vy[i], m->vz[i]);
+    double vn = ts_v3_dot(ts_v3_sub(v, u), n);
+    if (vn < 0.0) {
+        v = ts_v3_sub(v, ts_v3_scale(n, vn));
+        m->vx[i] = (float)v.x, m->vy[i] = (float)v.y, m->vz[i] = (float)v.z;
+    }
+}
+
+/* Keep a fluid particle out of a collider: push it back to r_contact and
+ * take away its approaching velocity relative to the wall, and a share of
+ * its sliding velocity (wall_friction). */
+static void keep_out_of_collider(const ts_sph_model *m, const ts_collider *c, size_t i)
+{
+    const float rc = m->r_contact, keep = 1.0f - (float)m->set.wall_friction;
+    ts_collider_hit hit;
+    ts_vec3 p = ts_v3(m->x[i], m->y[i], m->z[i]);
+    if (!ts_collider_query(c, m->s, p, &hit) || hit.distance >= rc)
+        return;
+    float push = rc - hit.distance;
+    m->x[i] += push * (float)hit.normal.x, m->y[i] += push * (float)hit.normal.y, m->z[i] += push * (float)hit.normal.z;
+    float rvx = m->vx[i] - (float)hit.velocity.x, rvy = m->vy[i] - (float)hit.velocity.y,
+          rvz = m->vz[i] - (float)hit.velocity.z;
+    float vn = rvx * (float)hit.normal.x + rvy * (float)hit.normal.y + rvz * (float)hit.normal.z;
+    float tx = rvx - vn * (float)hit.normal.x, ty = rvy - vn * (float)hit.normal.y, tz = rvz - vn * (float)hit.normal.z;
+    float away = vn > 0.0f ? vn : 0.0f; /* an approaching normal speed is taken away, a leaving one kept */
+    m->vx[i] = (float)hit.velocity.x + keep * tx + away * (float)hit.normal.x;
+    m->vy[i] = (float)hit.velocity.y + keep * ty + away * (float)hit.normal.y;
+    m->vz[i] = (float)hit.velocity.z + keep * tz + away * (float)hit.normal.z;
+}
+
+/* The same inside the domain box, side by side. */
+static void keep_in_box(const ts_sph_model *m, size_t i)
+{
+    const float rc = m->r_contact, keep = 1.0f - (float)m->set.wall_friction;
+    float *p[3] = {&m->x[i], &m->y[i], &m->z[i]}, *v[3] = {&m->vx[i], &m->vy[i], &m->vz[i]};
+    for (int a = 0; a < 3; a++) {
+        int hit = 0;
+        if (*p[a] < m->domain[a] + rc) {
+            *p[a] = m->domain[a] + rc;
+            if (*v[a] < 0.0f) *v[a] = 0.0f;
+            hit = 1;
+        } else if (*p[a] > m->domain[a + 3] - rc) {
+            *p[a] = m->domain[a + 3] - rc;
+            if (*v[a] > 0.0f) *v[a] = 0.0f;
+            hit = 1;
+        }
+        if (hit)
+            for (int t = 0; t < 3; t++)
+                if (t != a)
+                    *v[t] *= keep;
+    }
+}
+
+/* Every boundary in the list's order keeps particle i out. */
+static void keep_out(const ts_sph_model *m, size_t i)
+{
+    for (size_t k = 0; k < m->n_boundaries; k++) {
+        const ts_sph_boundary *b = &m->boundaries[k];
+        switch (b->kind) {
+        case TS_SPH_COLLIDER: keep_out_of_collider(m, b->shape, i); break;
+        case TS_SPH_BODY: keep_out_of_body(m, b, i); break;
+        case TS_SPH_BOX: keep_in_box(m, i); break;
+        }
+    }
+}
+
+void ts_sph_integrate(ts_sph_model *m, double dt)
+{
+    const float fdt = (float)dt;
+    double v_max = 0.0, moved_max = 0.0;
+    #pragma omp parallel for schedule(static) reduction(max : v_max, moved_max)
+    for (size_t i = 0; i < m->fluid.n; i++) {
+        m->vx[i] += fdt * m->ax[i], m->vy[i] += fdt * m->ay[i], m->vz[i] += fdt * m->az[i]; /* eq. 3.43 */
+        m->x[i] += fdt * m->vx[i], m->y[i] += fdt * m->vy[i], m->z[i] += fdt * m->vz[i];   /* eq. 3.42 */
+        keep_out(m, i);
+        double v2 = (double)m->vx[i] * m->vx[i] + (double)m->vy[i] * m->vy[i] + (double)m->vz[i] * m->vz[i];
+        if (v2 > v_max)
+            v_max = v2;
+        double mx = m->x[i] - m->x0[i], my = m->y[i] - m->y0[i], mz = m->z[i] - m->z0[i];
+        double moved2 = mx * mx + my * my + mz * mz;
+        if (moved2 > moved_max)
+            moved_max = moved2;
+    }
+    m->v_max = sqrt(v_max);
+    /* two particles each moved half the skin towards each other: the lists may miss a pair */
+    if (2.0 * sqrt(moved_max) >= m->skin)
+        m->lists_stale = 1;
+}
+
+
+/* Stable compaction: order and ids kept. */
+size_t ts_sph_remove_escaped(ts_sph_model *m)
+{
+    if (has_box(m))
+        return 0;
+    size_t out = 0;
+    for (size_t i = 0; i < m->fluid.n; i++) {
+        m->keep[i] = m->x[i] >= m->domain[0] && m->x[i] <= m->domain[3] && m->y[i] >= m->domain[1] &&
+                     m->y[i] <= m->domain[4] && m->z[i] >= m->domain[2] && m->z[i] <= m->domain[5];
+        out += !m->keep[i];
+    }
+    if (out == 0)
+        return 0;
+    m->lists_stale = 1;
+    return ts_particles_compact(&m->fluid, m->keep);
+}
+
+int ts_sph_all_finite(const ts_sph_model *m)
+{
+    int bad = 0;
+    #pragma omp parallel for schedule(static) reduction(| : bad)
+    for (size_t i = 0; i < m->fluid.n; i++)
+        bad |= !isfinite(m->x[i] + m->y[i] + m->z[i] + m->vx[i] + m->vy[i] + m->vz[i]);
+    return !bad;
+}
+
+double ts_sph_stable_dt(const ts_sph_model *m)
+{
+    double c = ts_sph_sound_speed(&m->eos);
+    double limit = m->set.cfl_number * m->h / (c + m->v_max);                       /* CFL */
+    if (m->set.viscosity > 0.0) {
+        double nu = m->set.viscosity / m->set.rest_density;
+        double visc = 0.125 * m->h * m->h / nu;                                  /* viscous diffusion */
+        if (visc < limit)
+            limit = visc;
+    }
+    if (m->a_max > 0.0) {
+        double force = 0.25 * sqrt(m->h / m->a_max);                             /* force */
+        if (force < limit)
+            limit = force;
+    }
+    return limit;
+}
+

@@ -1,0 +1,130 @@
+/* sph_model.h - the SPH fluid every SPH solver shares: particles, Verlet
+ * lists, the density and force passes over sph_loops, the boundaries, and
+ * the integration.
+ *
+ * A solver (water; erosion next) is a short recipe over it (SPlisHSPlasH's
+ * TimeStep classes over its FluidModel are the same idea):
+ *
+ *   ts_sph_build(m)          lists when stale, the solid particles' grid
+ *   ts_sph_density(m)        eq. 3.5 with the walls' and solids' share
+ *   ts_sph_forces(m)         pressure, viscosity, surface tension, gravity
+ *   ts_sph_solid_reactions   the force on each solid particle (two-way bodies)
+ *   ts_sph_integrate(m, dt)  eqs. 3.42-3.43, then every boundary keeps the fluid out
+ *
+ * Boundaries are a list, walked in order: animated colliders and the domain
+ * box give wall weights (Harada 2007) and keep particles out with friction;
+ * a body's shape (in its moving frame) keeps them out of the body, whose own
+ * particles (the "solid" set, posed by the solver) carry its pressure. A
+ * changing voxel terrain becomes another kind here: a distance and normal at
+ * a point, used in wall_terms and keep_out.
+ */
+#ifndef TSUBU_SPH_MODEL_H
+#define TSUBU_SPH_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collider.h"
+#include "grid.h"
+#include "kernels.h"
+#include "particles.h"
+#include "rigid.h"
+#include "sph.h"
+#include "status.h"
+
+/* What the model takes of a solver's parameters. */
+typedef struct ts_sph_settings {
+    double particle_radius;       /* spacing is twice it, h twice the spacing */
+    double rest_density, speed_of_sound, gas_stiffness;
+    double viscosity, artificial_viscosity, surface_tension, wall_friction, cfl_number;
+    double gravity[3];
+    int muller;                   /* Mueller 2003's pressure (ideal gas, eq. 3.16), else WCSPH (Tait) */
+    double domain_min[3], domain_max[3];
+} ts_sph_settings;
+
+typedef enum ts_sph_boundary_kind {
+    TS_SPH_COLLIDER,   /* an animated mesh collider, queried where it is at the step's end */
+    TS_SPH_BODY,       /* a rigid body's shape, in the body's frame: keeps the fluid out */
+    TS_SPH_BOX         /* the inside of the domain box */
+} ts_sph_boundary_kind;
+
+typedef struct ts_sph_boundary {
+    ts_sph_boundary_kind kind;
+    const ts_collider *shape;      /* COLLIDER, BODY (at rest) */
+    const ts_rigid_body *body;     /* BODY: its pose and velocity */
+    ts_vec3 centroid0;             /* BODY: its centre of mass at rest, in the shape's frame */
+    double radius;                 /* BODY: no point farther than this from its centre */
+} ts_sph_boundary;
+
+/* One thread's share of a Verlet list build. */
+typedef struct ts_sph_list_block {
+    uint32_t *entries;
+    size_t cap, used, offset;
+} ts_sph_list_block;
+
+typedef struct ts_sph_model {
+    ts_sph_settings set;
+    ts_kernels k;
+    ts_sph_eos_params eos;
+    ts_sph_wall wall;
+    float h, spacing, mass, r_contact;
+    float domain[6];
+
+    /* the fluid, re-sorted into grid-cell order whenever the Verlet lists
+     * are rebuilt, so that neighbours sit close in memory */
+    ts_particles fluid;
+    float *x, *y, *z, *vx, *vy, *vz;
+    uint32_t *id;
+    float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
+    float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
+    float *pos4, *vel4;          /* (x, y, z, rho) and (vx, vy, vz, P) packed: what the AVX2 loops read */
+    uint32_t *vlist;             /* Verlet lists: the fluid within h + skin at the last build, ... */
+    uint32_t *vstart;            /* ... particle i's from vlist[vstart[i]] to vlist[vstart[i + 1]] */
+    size_t vlist_cap;
+    ts_sph_list_block *blocks;   /* one per thread */
+    int n_blocks;
+    float *x0, *y0, *z0;         /* positions at the last build */
+    float skin;
+    int lists_stale;             /* rebuild before the next density pass */
+    uint32_t *nbr;               /* fluid neighbours found by the density pass */
+    uint8_t *nbr_n;              /* how many (or: too many, search again) */
+    uint8_t *keep;               /* still inside the domain */
+    ts_grid grid;
+
+    /* solid particles (a body's surface samples), posed by the solver; their own grid */
+    ts_particles solid;
+    float *rx, *ry, *rz, *rvx, *rvy, *rvz;
+    float *rfx, *rfy, *rfz;      /* the fluid's force on each */
+    ts_grid rgrid;
+    float rbox[6];               /* their bounds grown by h: fluid outside needs no solid search */
+
+    ts_sph_boundary *boundaries;
+    size_t n_boundaries, boundary_cap;
+
+    double s;                    /* where the step ends within the frame: colliders are queried there */
+    double v_max, a_max;
+} ts_sph_model;
+
+/* Set up: spacing, h, kernels, equation of state, walls; the particle
+ * arrays registered (a solver may register more in m->fluid, m->solid). */
+ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err);
+/* Room for at most max_fluid fluid particles, and n_solid solid ones. */
+ts_status ts_sph_alloc(ts_sph_model *m, size_t max_fluid, size_t n_solid, ts_error *err);
+void ts_sph_free(ts_sph_model *m);
+/* Append a boundary; the order is the order walls are summed and applied. */
+ts_status ts_sph_add_boundary(ts_sph_model *m, ts_sph_boundary b, ts_error *err);
+
+/* Largest stable step: CFL, viscous diffusion, force. */
+double ts_sph_stable_dt(const ts_sph_model *m);
+ts_status ts_sph_build(ts_sph_model *m, ts_error *err);
+void ts_sph_density(ts_sph_model *m);
+void ts_sph_forces(ts_sph_model *m);
+void ts_sph_solid_reactions(ts_sph_model *m);
+void ts_sph_integrate(ts_sph_model *m, double dt);
+/* Without a domain box: remove what left the domain; returns how many. */
+size_t ts_sph_remove_escaped(ts_sph_model *m);
+/* No fluid particle closer than 0.9 spacing to (x, y, z) (the grid is as old as the lists). */
+int ts_sph_site_is_free(const ts_sph_model *m, float x, float y, float z);
+int ts_sph_all_finite(const ts_sph_model *m);
+
+#endif
