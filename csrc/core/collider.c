@@ -107,3 +107,8 @@ int ts_collider_query(const ts_collider *c, double s, ts_vec3 p, ts_collider_hit
     hit->velocity = ts_motion_point_velocity(c->from, c->to, c->interval, s, rest);
     return 1;
 }
+
+void ts_collider_follow(ts_collider *c, const ts_motion *m, int index, double frame_dt)
+{
+    ts_collider_set_motion(c, ts_motion_at(m, index), ts_motion_at(m, index + 1), m->rows ? frame_dt : 0.0);
+}

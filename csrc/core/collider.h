@@ -48,6 +48,10 @@ void ts_collider_free(ts_collider *c);
 /* Set the motion for the next frame interval (a static collider keeps
  * the identity in both). */
 void ts_collider_set_motion(ts_collider *c, ts_transform from, ts_transform to, double interval);
+/* The same for frame row `index` to `index + 1` of an animation, frame_dt
+ * seconds apart (a static collider, without rows, stays still). What every
+ * solver's begin_frame does for its animated colliders. */
+void ts_collider_follow(ts_collider *c, const ts_motion *m, int index, double frame_dt);
 
 /* Query at a world point, s in [0,1] along the current interval. Returns 1
  * when the point is within the stored field, 0 when far outside (hit->distance

@@ -99,8 +99,7 @@ struct ts_fracture {
     uint32_t *piece, *parent;
     ts_fragments frags;
     ts_fracture_stats timing;
-    int frame;
-    double frame_dt, s;
+    ts_step_context now;           /* where the frame loop is */
     long steps;
 };
 
@@ -812,7 +811,7 @@ static void element_forces(ts_fracture *f, size_t i, double frame_s)
             continue;
         ts_vec3 u_n = ts_v3_scale(d, 1.0 / len);
         ts_vec3 point = ts_v3_add(xi, ts_v3_scale(u_n, r));   /* where they touch, the body's own velocity there */
-        ts_vec3 v_c = ts_contact_velocity(vi, wi, r, ts_rigid_object_point_velocity(&pr->body, f->frame_dt, frame_s,
+        ts_vec3 v_c = ts_contact_velocity(vi, wi, r, ts_rigid_object_point_velocity(&pr->body, f->now.frame_dt, frame_s,
                                                                                      point), ts_v3(0, 0, 0), 0.0, u_n);
         ts_contact_result c = ts_contact_force_dashpot(&f->law, pr->k, pr->c, r + pr->radius - len, u_n, v_c);
         F = ts_v3_add(F, c.force);
@@ -966,21 +965,18 @@ static void move_debris(ts_fracture *f, double dt, double s_end)
 
 /* ------------------------------------------------------------- frame loop */
 
-static ts_status fracture_begin_frame(void *state, int frame, double frame_dt, ts_error *err)
+static ts_status fracture_begin_frame(void *state, const ts_step_context *now, ts_error *err)
 {
     (void)err;
     ts_fracture *f = state;
-    f->frame = frame, f->frame_dt = frame_dt, f->s = 0.0;
-    int i = frame - f->p.frame_start;
-    for (size_t k = 0; k < f->n_obs; k++) {
-        obstacle *ob = &f->obs[k];
-        ts_collider_set_motion(&ob->c, ts_motion_at(&ob->m, i), ts_motion_at(&ob->m, i + 1),
-                               ob->m.rows ? frame_dt : 0.0);
-    }
+    f->now = *now;
+    int i = now->frame - f->p.frame_start;
+    for (size_t k = 0; k < f->n_obs; k++)
+        ts_collider_follow(&f->obs[k].c, &f->obs[k].m, i, now->frame_dt);
     for (size_t k = 0; k < f->n_proj; k++) {
         projectile *pr = &f->proj[k];
         ts_rigid_object_begin_frame(&pr->body, i);
-        if (!pr->active && frame >= pr->launch_frame) {   /* fired: from its start pose, at its velocity */
+        if (!pr->active && now->frame >= pr->launch_frame) {   /* fired: from its start pose, at its velocity */
             pr->active = 1;
             ts_rigid_object_launch(&pr->body);
         }
@@ -1008,15 +1004,17 @@ static ts_status check_finite(const ts_fracture *f, ts_error *err)
     return TS_OK;
 }
 
-static ts_status fracture_step(void *state, double dt, double s_end, ts_error *err)
+static ts_status fracture_step(void *state, const ts_step_context *now, ts_error *err)
 {
     ts_fracture *f = state;
+    const double dt = now->dt, s_end = now->s_end;
+    f->now = *now;
     ts_status st = update_near_lists(f, err);
     if (st != TS_OK)
         return st;
     size_t newly_broken = spring_pass(f);
     f->broken += newly_broken;
-    double s_mid = 0.5 * (f->s + s_end);
+    double s_mid = 0.5 * (now->s_begin + s_end);
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < f->el.n; i++)
         element_forces(f, i, s_mid);
@@ -1029,7 +1027,6 @@ static ts_status fracture_step(void *state, double dt, double s_end, ts_error *e
         move_debris(f, f->debris_dt, s_end);
         f->debris_dt = 0;
     }
-    f->s = s_end;
     f->steps++;
     return (f->steps & 63) == 0 ? check_finite(f, err) : TS_OK;
 }

@@ -149,7 +149,8 @@ static ts_status run_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, 
                            ts_error *err)
 {
     const double frame_dt = 1.0 / loop->fps;
-    ts_status st = ops->begin_frame ? ops->begin_frame(state, frame, frame_dt, err) : TS_OK;
+    ts_step_context now = {frame, frame_dt, 0.0, 0.0, 0.0};
+    ts_status st = ops->begin_frame ? ops->begin_frame(state, &now, err) : TS_OK;
     double remaining = frame_dt;
     int substep = 0;
     while (st == TS_OK && remaining > 0.0) {
@@ -166,7 +167,10 @@ static ts_status run_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, 
         double dt = n == 1 ? remaining : remaining / n; /* the last substep lands exactly on the frame */
         remaining = n == 1 ? 0.0 : remaining - dt;
         substep++;
-        if ((st = ops->step(state, dt, 1.0 - remaining / frame_dt, err)) != TS_OK)
+        now.s_begin = now.s_end;
+        now.s_end = 1.0 - remaining / frame_dt;
+        now.dt = dt;
+        if ((st = ops->step(state, &now, err)) != TS_OK)
             break;
         if (loop->progress) {
             int frames = loop->frame_end - loop->frame_start;

@@ -36,6 +36,17 @@ typedef struct ts_progress {
 /* Return nonzero to cancel the bake (checked between substeps). */
 typedef int (*ts_progress_fn)(void *user, const ts_progress *p);
 
+/* Where the loop is, passed to begin_frame (s_begin = s_end = 0, dt = 0)
+ * and to every step. Solvers keep it as it is (their `now`), not their own
+ * frame counters. */
+typedef struct ts_step_context {
+    int frame;          /* the interval [frame, frame + 1] is being computed */
+    double frame_dt;    /* its length, seconds */
+    double s_begin;     /* where the step starts within it, 0..1: the last step's s_end */
+    double s_end;       /* where it ends, in (0, 1]; the frame's last step ends at exactly 1 */
+    double dt;          /* the step's length, seconds */
+} ts_step_context;
+
 typedef struct ts_frame_output {
     const char *cache_dir;
     ts_cache_writer *writer;
@@ -70,12 +81,12 @@ typedef struct ts_solver_ops {
     void (*destroy)(void *state);
     /* Fill out (at most TS_MAX_STATS) and return how many. */
     size_t (*stats)(const void *state, ts_stat *out);
-    /* Prepare the interval [frame, frame + 1]: animated objects' motion. */
-    ts_status (*begin_frame)(void *state, int frame, double frame_dt, ts_error *err);
+    /* Prepare the interval [now->frame, now->frame + 1]: animated objects' motion. */
+    ts_status (*begin_frame)(void *state, const ts_step_context *now, ts_error *err);
     /* Largest stable time step now (seconds, > 0). */
     ts_status (*stable_dt)(void *state, double *dt, ts_error *err);
-    /* Advance by dt; s_end in (0, 1] is where the step ends within the frame. */
-    ts_status (*step)(void *state, double dt, double s_end, ts_error *err);
+    /* Advance by now->dt, from now->s_begin to now->s_end of the frame. */
+    ts_status (*step)(void *state, const ts_step_context *now, ts_error *err);
     /* Queue this frame's outputs (ts_output_particles, ...). */
     ts_status (*write_frame)(void *state, ts_frame_output *out, ts_error *err);
     /* Describe the full state as sections whose columns point into the state

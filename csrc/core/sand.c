@@ -123,8 +123,7 @@ struct ts_sand {
     double depth;                /* DEM region depth, fixed at the first contact */
     double volume_lost, peak_airborne;
     uint32_t next_id;
-    int frame;
-    double frame_dt, s;
+    ts_step_context now;         /* where the frame loop is */
     long steps;
     size_t max_seen;
 };
@@ -375,7 +374,7 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
     s->next_id = 0;
     if ((st = register_elements(s, err)) != TS_OK || (st = grow_elements(s, 1, err)) != TS_OK)
         return st;
-    s->frame = p->frame_start;
+    s->now = (ts_step_context){p->frame_start, 1.0 / p->fps, 0.0, 0.0, 0.0};
     return TS_OK;
 }
 
@@ -841,7 +840,7 @@ static int span_contact(const span_source *src, ts_vec3 p, double r, double *d_n
 /* Velocity of an object's material at a world point now. */
 static ts_vec3 object_velocity(const ts_sand *s, const object *ob, ts_vec3 point)
 {
-    return ts_rigid_object_point_velocity(&ob->body, s->frame_dt, s->s, point);
+    return ts_rigid_object_point_velocity(&ob->body, s->now.frame_dt, s->now.s_begin, point); /* during the force pass */
 }
 
 /* The tangential history of DE i's contact with a source, zero if new. */
@@ -1096,11 +1095,12 @@ static void objects_on_bed(ts_sand *s)
     }
 }
 
-static ts_status update_span_maps(ts_sand *s, ts_error *err)
+/* The objects' span maps with keyframed objects where they are at s of the frame. */
+static ts_status update_span_maps(ts_sand *s, double at, ts_error *err)
 {
     for (size_t k = 0; k < s->n_objects; k++) {
         object *ob = &s->objects[k];
-        ts_rigid_object_follow(&ob->body, s->s);
+        ts_rigid_object_follow(&ob->body, at);
         ts_transform t = {ob->body.rb.x, ob->body.rb.q};
         ob->lowest = HUGE_VAL;
         for (size_t v = 0; v < ob->vertex_count; v++) {
@@ -1290,17 +1290,14 @@ static ts_status land_and_remove(ts_sand *s, ts_error *err)
 
 /* ------------------------------------------------------------- frame loop */
 
-static ts_status sand_begin_frame(void *state, int frame, double frame_dt, ts_error *err)
+static ts_status sand_begin_frame(void *state, const ts_step_context *now, ts_error *err)
 {
-    (void)err;
     ts_sand *s = state;
-    s->frame = frame;
-    s->frame_dt = frame_dt;
-    s->s = 0.0;
+    s->now = *now;
     s->sort_pending = 1;
     for (size_t k = 0; k < s->n_objects; k++)
-        ts_rigid_object_begin_frame(&s->objects[k].body, frame - s->p.frame_start);
-    return update_span_maps(s, err);
+        ts_rigid_object_begin_frame(&s->objects[k].body, now->frame - s->p.frame_start);
+    return update_span_maps(s, 0.0, err);
 }
 
 static ts_status sand_stable_dt(void *state, double *dt, ts_error *err)
@@ -1362,9 +1359,11 @@ static ts_status check_finite(const ts_sand *s, ts_error *err)
     return TS_OK;
 }
 
-static ts_status sand_step(void *state, double dt, double s_end, ts_error *err)
+static ts_status sand_step(void *state, const ts_step_context *now, ts_error *err)
 {
     ts_sand *s = state; /* the span maps are current: begin_frame and the last step's end built them */
+    const double dt = now->dt;
+    s->now = *now;
     ts_status st = place_under_objects(s, err);
     if (st == TS_OK)
         st = build_grid(s, err);
@@ -1377,8 +1376,7 @@ static ts_status sand_step(void *state, double dt, double s_end, ts_error *err)
     compute_forces(s, dt);
     integrate_elements(s, dt);
     integrate_objects(s, dt);
-    s->s = s_end;
-    if ((st = update_span_maps(s, err)) == TS_OK)
+    if ((st = update_span_maps(s, now->s_end, err)) == TS_OK)
         objects_on_bed(s);
     if (st == TS_OK) st = land_and_remove(s, err);
     if (st == TS_OK) st = grow_region(s, err);
@@ -1558,7 +1556,7 @@ ts_status ts_sand_restore(ts_sand *s, const ts_checkpoint *cp, ts_error *err)
         return st;
     s->next_id = (uint32_t)counters[0].value, s->steps = (long)counters[1].value, s->depth = counters[2].value;
     s->volume_lost = counters[3].value, s->peak_airborne = counters[4].value, s->max_seen = (size_t)counters[5].value;
-    s->frame = cp->frame;
+    s->now.frame = cp->frame;
     return TS_OK;
 }
 

@@ -83,8 +83,7 @@ struct ts_water {
     size_t n_inflows;
     uint32_t next_id;
     size_t removed;
-    int frame;                   /* the frame interval being computed starts here */
-    double frame_dt;
+    ts_step_context now;         /* where the frame loop is */
     long steps;
 };
 
@@ -323,7 +322,7 @@ static double inflow_budget(const ts_water *w, const inflow *f)
     int frames = f->end - f->start + 1;
     if (frames <= 0)
         return 0.0;
-    double layers = speed * frames * w->frame_dt / w->sph.spacing + 1.0;
+    double layers = speed * frames * w->now.frame_dt / w->sph.spacing + 1.0;
     return (double)f->n * layers * 1.2; /* 20% slack for refilling behind moving particles */
 }
 
@@ -412,8 +411,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     st = ts_sph_init(&w->sph, &set, err);
     if (st == TS_OK)
         st = ts_particles_register(&w->sph.solid, body_frame, 4, err);
-    w->frame = p->frame_start;
-    w->frame_dt = 1.0 / p->fps;
+    w->now = (ts_step_context){p->frame_start, 1.0 / p->fps, 0.0, 0.0, 0.0};
     w->colliders = calloc(counts[TS_WATER_OBSTACLE] + 1, sizeof *w->colliders);
     w->bodies = calloc(counts[TS_WATER_RIGID] + 1, sizeof *w->bodies);
     w->inflows = calloc(counts[TS_WATER_INFLOW] + 1, sizeof *w->inflows);
@@ -507,12 +505,12 @@ void ts_water_destroy(ts_water *w)
 static size_t emit(ts_water *w)
 {
     size_t before = w->sph.fluid.n;
-    int next = w->frame + 1;
+    int next = w->now.frame + 1;
     for (size_t f = 0; f < w->n_inflows; f++) {
         const inflow *in = &w->inflows[f];
         if (next < in->start || next > in->end)
             continue;
-        ts_transform t0 = ts_motion_at(&in->m, w->frame - w->p.frame_start);
+        ts_transform t0 = ts_motion_at(&in->m, w->now.frame - w->p.frame_start);
         ts_transform t1 = ts_motion_at(&in->m, next - w->p.frame_start);
         ts_transform t = {ts_v3_add(ts_v3_scale(t0.translation, 1.0 - w->sph.s), ts_v3_scale(t1.translation, w->sph.s)),
                           ts_quat_slerp(t0.rotation, t1.rotation, w->sph.s)};
@@ -651,19 +649,15 @@ static void integrate_bodies(ts_water *w, double dt)
 
 /* --------------------------------------------------------- solver ops */
 
-static ts_status water_begin_frame(void *state, int frame, double frame_dt, ts_error *err)
+static ts_status water_begin_frame(void *state, const ts_step_context *now, ts_error *err)
 {
     (void)err;
     ts_water *w = state;
-    w->frame = frame;
-    w->frame_dt = frame_dt;
+    w->now = *now;
     w->sph.s = 0.0;
     w->sph.lists_stale = 1; /* each frame starts from fresh lists, so a resumed bake runs the same steps */
-    int i = frame - w->p.frame_start;
-    for (size_t c = 0; c < w->n_colliders; c++) {
-        collider_entry *e = &w->colliders[c];
-        ts_collider_set_motion(&e->c, ts_motion_at(&e->m, i), ts_motion_at(&e->m, i + 1), e->m.rows ? frame_dt : 0.0);
-    }
+    for (size_t c = 0; c < w->n_colliders; c++)
+        ts_collider_follow(&w->colliders[c].c, &w->colliders[c].m, now->frame - w->p.frame_start, now->frame_dt);
     return TS_OK;
 }
 
@@ -694,10 +688,11 @@ static ts_status check_finite(const ts_water *w, ts_error *err)
 
 /* The water paper's step over the shared SPH model (sph_model.h), with
  * inflows and two-way bodies. */
-static ts_status water_step(void *state, double dt, double s_end, ts_error *err)
+static ts_status water_step(void *state, const ts_step_context *now, ts_error *err)
 {
     ts_water *w = state;
     ts_sph_model *m = &w->sph;
+    w->now = *now;
     ts_status st = build_grids(w, err);
     if (st == TS_OK && w->n_inflows > 0 && emit(w) > 0) {
         m->lists_stale = 1; /* the new particles take their place in cell order and in the lists */
@@ -708,9 +703,9 @@ static ts_status water_step(void *state, double dt, double s_end, ts_error *err)
     ts_sph_density(m);
     ts_sph_forces(m);
     ts_sph_solid_reactions(m);
-    m->s = s_end; /* walls where they are at the end of the step */
-    ts_sph_integrate(m, dt);
-    integrate_bodies(w, dt);
+    m->s = now->s_end; /* walls where they are at the end of the step */
+    ts_sph_integrate(m, now->dt);
+    integrate_bodies(w, now->dt);
     w->removed += ts_sph_remove_escaped(m);
     w->steps++;
     return check_finite(w, err);
@@ -813,7 +808,7 @@ ts_status ts_water_restore(ts_water *w, const ts_checkpoint *cp, ts_error *err)
     w->next_id = (uint32_t)counters[0].value;
     w->removed = (size_t)counters[1].value;
     w->steps = (long)counters[2].value;
-    w->frame = cp->frame;
+    w->now.frame = cp->frame;
     w->sph.v_max = w->sph.a_max = 0.0;
     for (size_t i = 0; i < w->sph.fluid.n; i++) {
         double v = sqrt((double)w->sph.vx[i] * w->sph.vx[i] + (double)w->sph.vy[i] * w->sph.vy[i] + (double)w->sph.vz[i] * w->sph.vz[i]);

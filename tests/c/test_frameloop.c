@@ -27,10 +27,12 @@ static ts_status b_stable_dt(void *s, double *dt, ts_error *err)
     return TS_OK;
 }
 
-static ts_status b_step(void *s, double dt, double s_end, ts_error *err)
+static ts_status b_step(void *s, const ts_step_context *now, ts_error *err)
 {
-    (void)s_end;
     ballistic *b = s;
+    const double dt = now->dt;
+    CHECK(now->s_end > now->s_begin && now->s_end <= 1.0);
+    CHECK(fabs((now->s_end - now->s_begin) * now->frame_dt - dt) < 1e-12);
     for (int i = 0; i < 2; i++) {
         b->vz[i] -= (float)(9.81 * dt);
         b->z[i] += (float)(b->vz[i] * dt);
