@@ -1109,19 +1109,9 @@ static ts_status write_debris(ts_fracture *f, ts_frame_output *out, ts_error *er
     return st;
 }
 
-static ts_status write_projectiles(ts_fracture *f, ts_frame_output *out, ts_error *err)
+static void projectile_pose(const void *state, size_t k, ts_vec3 *position, ts_quat *rotation)
 {
-    ts_vec3 *origin = malloc((f->n_proj + 1) * sizeof *origin);
-    ts_quat *rotation = malloc((f->n_proj + 1) * sizeof *rotation);
-    ts_status st = TS_OK;
-    if (!origin || !rotation)
-        st = ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory writing frame %d", out->frame);
-    for (size_t k = 0; st == TS_OK && k < f->n_proj; k++)
-        ts_rigid_object_origin_pose(&f->proj[k].body, &origin[k], &rotation[k]);
-    if (st == TS_OK)
-        st = ts_output_transforms(out, "rigid", f->n_proj, origin, rotation, err);
-    free(origin), free(rotation);
-    return st;
+    ts_rigid_object_origin_pose(&((const ts_fracture *)state)->proj[k].body, position, rotation);
 }
 
 static ts_status fracture_write_frame(void *state, ts_frame_output *out, ts_error *err)
@@ -1133,7 +1123,7 @@ static ts_status fracture_write_frame(void *state, ts_frame_output *out, ts_erro
     if (st == TS_OK)
         st = write_debris(f, out, err);
     if (st == TS_OK && f->n_proj > 0)
-        st = write_projectiles(f, out, err);
+        st = ts_output_transforms(out, "rigid", f->n_proj, projectile_pose, f, err);
     return st;
 }
 

@@ -59,17 +59,20 @@ ts_status ts_output_particles(ts_frame_output *out, const char *stream, ts_frame
     return ts_cache_writer_submit(out->writer, path, f, err);
 }
 
-ts_status ts_output_transforms(ts_frame_output *out, const char *stream, size_t n, const ts_vec3 *position,
-                               const ts_quat *rotation, ts_error *err)
+ts_status ts_output_transforms(ts_frame_output *out, const char *stream, size_t n, ts_pose_fn pose,
+                               const void *solver, ts_error *err)
 {
     float *pos = malloc((3 * n + 1) * sizeof *pos), *rot = malloc((4 * n + 1) * sizeof *rot);
     uint32_t *id = malloc((n + 1) * sizeof *id);
     ts_status st = pos && rot && id ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "out of memory writing '%s' of frame %d",
                                                     stream, out->frame);
     for (size_t b = 0; st == TS_OK && b < n; b++) {
-        pos[3 * b] = (float)position[b].x, pos[3 * b + 1] = (float)position[b].y, pos[3 * b + 2] = (float)position[b].z;
-        rot[4 * b] = (float)rotation[b].w, rot[4 * b + 1] = (float)rotation[b].x;
-        rot[4 * b + 2] = (float)rotation[b].y, rot[4 * b + 3] = (float)rotation[b].z;
+        ts_vec3 position;
+        ts_quat rotation;
+        pose(solver, b, &position, &rotation);
+        pos[3 * b] = (float)position.x, pos[3 * b + 1] = (float)position.y, pos[3 * b + 2] = (float)position.z;
+        rot[4 * b] = (float)rotation.w, rot[4 * b + 1] = (float)rotation.x;
+        rot[4 * b + 2] = (float)rotation.y, rot[4 * b + 3] = (float)rotation.z;
         id[b] = (uint32_t)b;
     }
     ts_frame t;

@@ -129,10 +129,13 @@ ts_status ts_output_path(char *buf, size_t size, const char *cache_dir, const ch
 ts_status ts_checkpoint_path(char *buf, size_t size, const char *cache_dir, ts_error *err);
 /* Create DIR/<stream> if missing. */
 ts_status ts_output_make_dir(const char *cache_dir, const char *stream, ts_error *err);
+/* The world pose of object k's origin, as its solver keeps it. */
+typedef void (*ts_pose_fn)(const void *solver, size_t k, ts_vec3 *position, ts_quat *rotation);
+
 /* Queue the poses of n objects (stream rows: position, rotation w x y z, id)
- * - how every solver writes the transforms that become keyframes. */
-ts_status ts_output_transforms(ts_frame_output *out, const char *stream, size_t n, const ts_vec3 *position,
-                               const ts_quat *rotation, ts_error *err);
+ * - how every solver writes the "rigid" stream that becomes keyframes. */
+ts_status ts_output_transforms(ts_frame_output *out, const char *stream, size_t n, ts_pose_fn pose,
+                               const void *solver, ts_error *err);
 
 /* Queue one particle frame of a stream for writing. */
 ts_status ts_output_particles(ts_frame_output *out, const char *stream, ts_frame *f, ts_error *err);

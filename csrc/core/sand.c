@@ -1392,6 +1392,11 @@ static ts_status sand_step(void *state, const ts_step_context *now, ts_error *er
     return st;
 }
 
+static void object_pose(const void *state, size_t k, ts_vec3 *position, ts_quat *rotation)
+{
+    ts_rigid_object_origin_pose(&((const ts_sand *)state)->objects[k].body, position, rotation);
+}
+
 static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *err)
 {
     ts_sand *s = state;
@@ -1427,18 +1432,8 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
     if (st == TS_OK) st = ts_frame_add(&g, "id", TS_ATTR_U32, 1, ids, err);
     if (st == TS_OK) st = ts_output_particles(out, "grains", &g, err);
     free(pos), free(vel), free(rad), free(air), free(ids);
-    if (st == TS_OK && s->n_objects > 0) {
-        ts_vec3 *origin = malloc(s->n_objects * sizeof *origin);
-        ts_quat *rotation = malloc(s->n_objects * sizeof *rotation);
-        if (!origin || !rotation)
-            st = ts_fail(err, TS_ERR_NOMEM, "sand: out of memory writing frame %d", out->frame);
-        for (size_t k = 0; st == TS_OK && k < s->n_objects; k++)
-            ts_rigid_object_origin_pose(&s->objects[k].body, &origin[k], &rotation[k]);
-        if (st == TS_OK)
-            st = ts_output_transforms(out, "rigid", s->n_objects, origin, rotation, err);
-        free(origin);
-        free(rotation);
-    }
+    if (st == TS_OK && s->n_objects > 0)
+        st = ts_output_transforms(out, "rigid", s->n_objects, object_pose, s, err);
     return st;
 }
 

@@ -38,7 +38,7 @@
 #include "rigid.h"
 #include "sph.h"
 #include "sph_model.h"
-#include "../vdb/tsubu_vdb.h"
+#include "surface.h"
 
 #define BODY_RESTITUTION 0.1
 #define BODY_FRICTION 0.4
@@ -711,29 +711,10 @@ static ts_status water_step(void *state, const ts_step_context *now, ts_error *e
     return check_finite(w, err);
 }
 
-static ts_status write_surface(ts_water *w, ts_frame_output *out, ts_error *err)
+static void body_pose(const void *state, size_t k, ts_vec3 *position, ts_quat *rotation)
 {
-    char path[4096];
-    ts_status st = ts_output_make_dir(out->cache_dir, "surface", err);
-    if (st == TS_OK)
-        st = ts_output_path(path, sizeof path, out->cache_dir, "surface", out->frame, "vdb", err);
-    if (st != TS_OK)
-        return st;
-    tsvdb_grid *g = NULL;
-    double r = w->p.particle_radius;
-    double radius = r * w->p.surface_radius_scale;
-    st = tsvdb_particles_to_level_set(w->sph.x, w->sph.y, w->sph.z, NULL, (float)radius, w->sph.fluid.n, r * w->p.surface_voxel_ratio,
-                                      3.0, &g, err);
-    /* spheres of radius k r overlap into a blobby union: smooth it, then erode
-     * back by most of the extra radius so the liquid keeps its volume */
-    if (st == TS_OK && w->p.surface_smoothing > 0)
-        st = tsvdb_level_set_smooth(g, w->p.surface_smoothing, 0.5 * (radius - r), err);
-    if (st == TS_OK)
-        st = tsvdb_grid_set_name(g, "surface", err);
-    if (st == TS_OK)
-        st = tsvdb_write(path, &g, 1, err);
-    tsvdb_grid_free(g);
-    return st;
+    const body *bd = &((const ts_water *)state)->bodies[k];
+    ts_rigid_origin_pose(&bd->rb, bd->origin_offset, bd->rotation0, position, rotation);
 }
 
 static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *err)
@@ -763,21 +744,13 @@ static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *
     if (st == TS_OK) st = ts_output_particles(out, "fluid", &f, err); /* the writer copies the columns */
     free(pos);
     free(vel);
-    if (st == TS_OK && w->n_bodies > 0) {
-        ts_vec3 *origin = malloc(w->n_bodies * sizeof *origin);
-        ts_quat *rotation = malloc(w->n_bodies * sizeof *rotation);
-        if (!origin || !rotation)
-            st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory writing frame %d", out->frame);
-        for (size_t b = 0; st == TS_OK && b < w->n_bodies; b++)
-            ts_rigid_origin_pose(&w->bodies[b].rb, w->bodies[b].origin_offset, w->bodies[b].rotation0, &origin[b],
-                                 &rotation[b]);
-        if (st == TS_OK)
-            st = ts_output_transforms(out, "rigid", w->n_bodies, origin, rotation, err);
-        free(origin);
-        free(rotation);
+    if (st == TS_OK && w->n_bodies > 0)
+        st = ts_output_transforms(out, "rigid", w->n_bodies, body_pose, w, err);
+    if (st == TS_OK && w->p.write_surface) {
+        const ts_surface_settings surface = {w->p.particle_radius, w->p.surface_radius_scale, w->p.surface_voxel_ratio,
+                                             w->p.surface_smoothing};
+        st = ts_output_surface(out, "surface", &surface, w->sph.x, w->sph.y, w->sph.z, w->sph.fluid.n, err);
     }
-    if (st == TS_OK && w->p.write_surface)
-        st = write_surface(w, out, err);
     return st;
 }
 

@@ -1,0 +1,28 @@
+/* surface.c - particles to a smoothed level set, written per frame (see surface.h). */
+#include "surface.h"
+
+#include "../vdb/tsubu_vdb.h"
+
+ts_status ts_output_surface(ts_frame_output *out, const char *stream, const ts_surface_settings *s, const float *x,
+                            const float *y, const float *z, size_t n, ts_error *err)
+{
+    char path[4096];
+    ts_status st = ts_output_make_dir(out->cache_dir, stream, err);
+    if (st == TS_OK)
+        st = ts_output_path(path, sizeof path, out->cache_dir, stream, out->frame, "vdb", err);
+    if (st != TS_OK)
+        return st;
+    tsvdb_grid *g = NULL;
+    const double r = s->particle_radius, radius = r * s->radius_scale;
+    st = tsvdb_particles_to_level_set(x, y, z, NULL, (float)radius, n, r * s->voxel_ratio, 3.0, &g, err);
+    /* spheres of radius k r overlap into a blobby union: smooth it, then erode
+     * back by most of the extra radius so the liquid keeps its volume */
+    if (st == TS_OK && s->smoothing > 0)
+        st = tsvdb_level_set_smooth(g, s->smoothing, 0.5 * (radius - r), err);
+    if (st == TS_OK)
+        st = tsvdb_grid_set_name(g, "surface", err);
+    if (st == TS_OK)
+        st = tsvdb_write(path, &g, 1, err);
+    tsvdb_grid_free(g);
+    return st;
+}
