@@ -84,4 +84,23 @@ ts_status ts_columns_top_surface(const ts_columns *g, const float *vertices, siz
                                  const int32_t *triangles, size_t triangle_count, const char *what,
                                  double *heights, ts_error *err);
 
+/* What a sphere of sand meets: an object's span map, or the bed of heights
+ * (one span from far below to its height over each column, and walls beyond
+ * its edges: sand does not pour off them). */
+typedef struct ts_span_source {
+    const ts_hsmap *map;         /* NULL: the bed */
+    const double *bed;           /* the bed: a height per column, x fastest */
+    const ts_columns *cols;
+} ts_span_source;
+
+/* A sphere at p of radius r against a source, the sand paper's §4.3.1 and
+ * fig. 3: the spans of its own column (a) - a centre inside a span is pushed
+ * out of the column box the shortest way, up, down, or through an open side
+ * -, the sides of the eight neighbours' spans that its centre height falls
+ * within (b), and otherwise their top and bottom faces (c). The overlaps and
+ * normals of all contacts found are averaged, each weighted by its own
+ * overlap: *d_n the overlap, *u_n the unit normal from the sphere into the
+ * source. Returns 0 when there is no contact. */
+int ts_span_contact(const ts_span_source *src, ts_vec3 p, double r, double *d_n, ts_vec3 *u_n);
+
 #endif

@@ -1,0 +1,285 @@
+/* sand_bed.c - the sand bed's heights and the DEM region over them (sand paper §4.1, §4.2, §4.4's rebuild). */
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sand_internal.h"
+#include "mesh.h"
+#include "parallel.h"
+#include "rng.h"
+
+/* ------------------------------------------------------------ the heights */
+
+/* §4.4 rebuild, volume-exact: each column shows the bed plus the volume of
+ * the ground DEs over it (spread over the 2 x 2 nearest column centres),
+ * then smoothing within the region. Airborne grains and DEs resting on
+ * objects are not part of the ground. */
+void sand_rebuild_display(ts_sand *s)
+{
+    const double area = s->p.cell_size * s->p.cell_size;
+    const int nx = s->cols.nx, ny = s->cols.ny;
+    memcpy(s->display, s->bed, s->n_columns * sizeof *s->display);
+    for (size_t i = 0; i < s->el.n; i++) {
+        if ((s->flags[i] & FLAG_AIRBORNE) || sand_resting_on_object(s, i))
+            continue;
+        double fx = (s->x[i] - s->cols.x0) / s->cols.cell - 0.5, fy = (s->y[i] - s->cols.y0) / s->cols.cell - 0.5;
+        int i0 = (int)floor(fx), j0 = (int)floor(fy);
+        double ax = fx - i0, ay = fy - j0, h = s->vol[i] / area;
+        int inside;
+        size_t own = column_of(s, s->x[i], s->y[i], &inside);
+        for (int b = 0; b < 2; b++)
+            for (int a = 0; a < 2; a++) {
+                int ci = i0 + a < 0 ? 0 : (i0 + a >= nx ? nx - 1 : i0 + a);
+                int cj = j0 + b < 0 ? 0 : (j0 + b >= ny ? ny - 1 : j0 + b);
+                size_t c = (size_t)ci + (size_t)nx * cj;
+                double w = (a ? ax : 1.0 - ax) * (b ? ay : 1.0 - ay);
+                s->display[s->region[c] ? c : own] += w * h; /* sand stays within the region's columns */
+            }
+    }
+    sand_smooth_heights(s->display, s->column_scratch, s->region, nx, ny, s->p.smoothing);
+    for (size_t c = 0; c < s->n_columns; c++)
+        s->display_f[c] = (float)s->display[c];
+}
+
+const float *ts_sand_heights(ts_sand *s)
+{
+    sand_rebuild_display(s);
+    return s->display_f;
+}
+
+/* -------------------------------------------------------- the DEM region */
+
+/* Would a DE at offset (dx, dy) in column (i, j) reach into a neighbour
+ * column that stays bed (not in the region, nor being converted)? The bed's
+ * side there is a wall: a DE placed through it would be thrown out. */
+static int touches_static_side(const ts_sand *s, int i, int j, double dx, double dy, double r)
+{
+    const double cell = s->p.cell_size;
+    const int step[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+    const double dist[4] = {dx, cell - dx, dy, cell - dy}; /* a DE just touching the side (to rounding) is fine */
+    for (int e = 0; e < 4; e++) {
+        int u = i + step[e][0], v = j + step[e][1];
+            if (dist[e] >= r * (1.0 - 1e-9) || u < 0 || v < 0 || u >= s->cols.nx || v >= s->cols.ny)
+            continue;
+        if (!s->region[(size_t)u + (size_t)s->cols.nx * v])
+            return 1;
+    }
+    return 0;
+}
+
+/* Is a new DE at p clear of the objects and of the DEs already there (the grid is current)? */
+static int site_is_free(const ts_sand *s, ts_vec3 p, double r)
+{
+    int ci, cj;
+    ts_columns_index(&s->cols, p.x, p.y, &ci, &cj);
+    for (size_t k = 0; k < s->n_objects; k++) {
+        int count;
+        const ts_span *sp = ts_hsmap_column(&s->objects[k].map, ci, cj, &count);
+        for (int q = 0; q < count; q++)
+            if (p.z + r > sp[q].bottom && p.z - r < sp[q].top)
+                return 0;
+    }
+    ts_neighbor_ranges nr;
+    ts_grid_neighbor_ranges(&s->grid, (float)p.x, (float)p.y, (float)p.z, &nr);
+    for (int q = 0; q < nr.n; q++)
+        for (uint32_t k = nr.begin[q]; k < nr.end[q]; k++) {
+            uint32_t j = s->grid.sorted[k];
+            double dx = s->x[j] - p.x, dy = s->y[j] - p.y, dz = s->z[j] - p.z, rr = 0.95 * (r + s->r[j]);
+            if (dx * dx + dy * dy + dz * dz < rr * rr)
+                return 0;
+        }
+    return 1;
+}
+
+
+/* §4.2: turn the columns marked 2 in s->region into DEs, the sand between
+ * each column's surface and the floor `depth` below shared equally among
+ * the new DEs (volume exact); marks become 1. The DEs sit in an FCC lattice
+ * seen along a cube axis turned by 45 degrees: square layers of touching
+ * spheres (spacing 2r, aligned with the bed's cells) stacked sqrt(2) r
+ * apart, each layer in the hollows of the one below. Aligned so, the lower
+ * layers reach the region's edges and the upper ones rest on four DEs even
+ * there, so a fresh region does not crumble at its sides. Each column's
+ * layers start on its floor, and no DE is placed into one already there. */
+static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int j1, ts_error *err)
+{
+    const double r = s->p.element_radius, cell = s->p.cell_size, layer = M_SQRT2 * r;
+    const int nx = s->cols.nx;
+    ts_status st = sand_build_grid(s, err);
+    if (st != TS_OK)
+        return st;
+    double volume = 0.0;
+    size_t first = s->el.n;
+    for (int j = j0; j <= j1; j++)
+        for (int i = i0; i <= i1; i++) {
+            size_t c = (size_t)i + (size_t)nx * j;
+            if (s->region[c] != 2)
+                continue;
+            double top = s->bed[c], floor_z = top - s->depth;
+            double xa = s->cols.x0 + i * cell, ya = s->cols.y0 + j * cell;
+            for (long k = 0; floor_z + r + k * layer + r <= top; k++) {
+                double shift = (k & 1) ? r : 0.0, z = floor_z + r + k * layer;
+                /* lattice indices from the column's corner; eps keeps a site on a
+                 * column's edge in exactly one column despite rounding */
+                const double eps = 1e-9 * cell;
+                long la = (long)ceil((xa - eps - s->cols.x0 - r - shift) / (2 * r));
+                long ma = (long)ceil((ya - eps - s->cols.y0 - r - shift) / (2 * r));
+                for (long m = ma;; m++) {
+                    double y = s->cols.y0 + r + shift + 2 * r * m;
+                    if (y >= ya + cell - eps)
+                        break;
+                    for (long l = la;; l++) {
+                        double x = s->cols.x0 + r + shift + 2 * r * l;
+                        if (x >= xa + cell - eps)
+                            break;
+                        ts_vec3 site = ts_v3(x, y, z);
+                        if (x < xa - eps || y < ya - eps || touches_static_side(s, i, j, x - xa, y - ya, r) ||
+                            !site_is_free(s, site, r))
+                            continue;
+                        if ((st = sand_grow_elements(s, s->el.n + 1, err)) != TS_OK)
+                            return st;
+                        sand_add_element(s, site, ts_v3(0, 0, 0), r, 0.0, 0);
+                    }
+                }
+            }
+            s->region[c] = 3; /* converted in this call */
+            s->column_scratch[c] = top;
+            volume += (top - floor_z) * cell * cell; /* the column's sand now lives in the new DEs */
+            s->bed[c] = floor_z;
+        }
+    size_t added = s->el.n - first;
+    for (int j = j0; j <= j1; j++) /* no room for any DE: the columns stay bed, to be tried again */
+        for (int i = i0; i <= i1; i++) {
+            size_t c = (size_t)i + (size_t)nx * j;
+            if (s->region[c] == 3) {
+                s->region[c] = added ? 1 : 0;
+                if (!added)
+                    s->bed[c] = s->column_scratch[c];
+            }
+        }
+    for (size_t k = first; k < s->el.n; k++) {
+        s->vol[k] = volume / (double)added;
+        s->m[k] = s->vol[k] * s->p.bulk_density;
+    }
+    return TS_OK;
+}
+
+/* Mark the columns within `radius` of (ci, cj) that are not yet in the region. */
+static int mark_around(ts_sand *s, int ci, int cj, int radius, int box[4])
+{
+    int marked = 0;
+    for (int j = cj - radius; j <= cj + radius; j++)
+        for (int i = ci - radius; i <= ci + radius; i++) {
+            if (i < 0 || j < 0 || i >= s->cols.nx || j >= s->cols.ny)
+                continue;
+            size_t c = (size_t)i + (size_t)s->cols.nx * j;
+            if (s->region[c])
+                continue;
+            s->region[c] = 2;
+            marked = 1;
+            if (i < box[0]) box[0] = i;
+            if (j < box[1]) box[1] = j;
+            if (i > box[2]) box[2] = i;
+            if (j > box[3]) box[3] = j;
+        }
+    return marked;
+}
+
+/* The automatic DEM depth's cap: the deepest layer the contacts can carry.
+ * A bottom DE holds the weight of the layers above it on its four lower
+ * contacts at 45 degrees, each squeezed by load / k; past a fraction of a
+ * radius the layer sags and never comes to rest (docs/sand.md, Limits). For
+ * two equal DEs k / m = (pi^2 + ln^2 e_n) / (2 t_c^2) (eqs A-9, A-11), so the
+ * DE mass drops out. Layers are stacked sqrt(2) r apart; two at least. */
+static double carried_depth(const ts_sand *s)
+{
+    const double g = gravity_magnitude(s);
+    const double r = s->p.element_radius, spacing = sqrt(2.0) * r;
+    if (g <= 0.0)
+        return HUGE_VAL;
+    double k_per_mass, c_per_mass;
+    ts_contact_coefficients(&s->law, 0.5, &k_per_mass, &c_per_mass); /* m = 1, so m_eff = 1/2 */
+    const double layers = CARRIED_SQUEEZE * r * 4.0 * sqrt(0.5) * k_per_mass / g;
+    return fmax(layers, 2.0) * spacing;
+}
+
+/* §4.1: an object whose underside reaches the sand outside the region gets
+ * a region over its footprint (plus a margin) - the first contact places the
+ * DEs, later contacts (a dragged object) extend them. */
+ts_status sand_place_under_objects(ts_sand *s, ts_error *err)
+{
+    for (size_t k = 0; k < s->n_objects; k++) {
+        object *ob = &s->objects[k];
+        const ts_hsmap *m = &ob->map;
+        int box[4] = {s->cols.nx, s->cols.ny, -1, -1}, touching = 0;
+        for (int b = 0; b < m->ny && !touching; b++)
+            for (int a = 0; a < m->nx && !touching; a++) {
+                int count, i = m->i0 + a, j = m->j0 + b;
+                const ts_span *sp = ts_hsmap_column(m, i, j, &count);
+                size_t c = (size_t)i + (size_t)s->cols.nx * j;
+                touching = count > 0 && !s->region[c] && sp[0].bottom < s->bed[c] + s->p.element_radius;
+            }
+        if (!touching)
+            continue;
+        if (s->depth <= 0.0)
+            s->depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : fmin(0.5 * ob->height, carried_depth(s));
+        for (int b = 0; b < m->ny; b++)
+            for (int a = 0; a < m->nx; a++) {
+                int count;
+                ts_hsmap_column(m, m->i0 + a, m->j0 + b, &count);
+                if (count > 0) /* the footprint itself, not its bounding box's edge columns */
+                    mark_around(s, m->i0 + a, m->j0 + b, FOOTPRINT_MARGIN, box);
+            }
+        if (box[2] >= 0) {
+            ts_status st = convert_marked_columns(s, box[0], box[1], box[2], box[3], err);
+            if (st != TS_OK)
+                return st;
+        }
+    }
+    return TS_OK;
+}
+
+static int near_region_edge(const ts_sand *s, size_t c)
+{
+    const int nx = s->cols.nx, ny = s->cols.ny, i = (int)(c % (size_t)nx), j = (int)(c / (size_t)nx);
+    for (int b = -1; b <= 1; b++)
+        for (int a = -1; a <= 1; a++) {
+            int u = i + a, v = j + b;
+            if (u >= 0 && v >= 0 && u < nx && v < ny && !s->region[(size_t)u + (size_t)nx * v])
+                return 1;
+        }
+    return 0;
+}
+
+/* §4.2: grow the region where a DE at its edge pushes the bed beside it
+ * sideways harder than grow_force x its weight, or has left the region.
+ * (The sideways push of a moving DE rather than the paper's total force:
+ * DEs settling along the edge feel impacts of many weights and the bed's
+ * pressure waves reach far, which would grow the region over the whole bed
+ * where no sand flows.) */
+ts_status sand_grow_region(ts_sand *s, ts_error *err)
+{
+    const double g = gravity_magnitude(s);
+    int box[4] = {s->cols.nx, s->cols.ny, -1, -1};
+    size_t n = s->el.n;
+    for (size_t i = 0; i < n; i++) {
+        if (s->flags[i] & FLAG_AIRBORNE)
+            continue;
+        int inside;
+        size_t c = column_of(s, s->x[i], s->y[i], &inside);
+        if (!inside)
+            continue;
+        const double *wall = s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6;
+        double push = sqrt(wall[0] * wall[0] + wall[1] * wall[1]); /* sideways on the bed around the region */
+        double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
+        int pushed = push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0) &&
+                     v2 > 100.0 * s->p.rest_speed * s->p.rest_speed && near_region_edge(s, c);
+        if (pushed || !s->region[c])
+            mark_around(s, (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx), GROW_RADIUS, box);
+    }
+    return box[2] >= 0 ? convert_marked_columns(s, box[0], box[1], box[2], box[3], err) : TS_OK;
+}
+

@@ -1,0 +1,155 @@
+/* sand_internal.h - what the sand effect's stage files share: its state
+ * and the functions one stage calls in another. Not part of the core's API.
+ *
+ *   sand.c           parameters, set-up, the step (the recipe), outputs, checkpoint
+ *   sand_bed.c       the heights, their display rebuild, and the DEM region (§4.1-4.2)
+ *   sand_contacts.c  DE contacts with DEs, objects and the bed (§4.3), integration,
+ *                    the contact grid; span contacts are hsmap.h's
+ *   sand_airborne.c  airborne grains: spatter, landing and merging (§4.4)
+ */
+#ifndef TSUBU_SAND_INTERNAL_H
+#define TSUBU_SAND_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "contact.h"
+#include "grid.h"
+#include "hsmap.h"
+#include "particles.h"
+#include "rigid_object.h"
+#include "sand.h"
+#include "vecmath.h"
+
+#define MAX_CONTACTS 16      /* DE-DE contact histories kept per DE (FCC has 12 touching neighbours) */
+#define SOURCE_SLOTS 3       /* objects or the bed a DE touches at once, with history */
+#define NO_SOURCE (-1)
+#define GROW_RADIUS 2        /* columns added around a DE that pushes the region's edge */
+#define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
+#define CARRIED_SQUEEZE 0.25 /* automatic DEM depth: bottom contacts squeezed by at most this x radius */
+#define FLAG_AIRBORNE 1u
+#define FLAG_SPLIT 2u       /* chosen to spatter in this step's scan */
+
+typedef struct object {
+    ts_rigid_object body;        /* simulated or keyframed */
+    double *rest;                /* vertices, body frame (about the centre of mass at rest) */
+    size_t vertex_count;
+    int32_t *triangles;
+    size_t triangle_count;
+    double *world;               /* vertices now */
+    double height;               /* vertical size at rest, m */
+    double lowest;               /* lowest world z of its vertices now: no span reaches below */
+    ts_hsmap map;
+    ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
+} object;
+
+/* What the force pass reads of a partner DE, packed and in the grid's cell
+ * order: a run of candidates is a run of these, a cache line and a half
+ * each, instead of a line from each of a dozen arrays. */
+typedef struct partner_state {
+    double x, y, z, vx, vy, vz, wx, wy, wz, r, inv_m;
+    uint32_t id, airborne;
+} partner_state;
+
+/* One DE's contact histories with other DEs and with sources (objects, the bed). */
+typedef struct contacts {
+    uint8_t *count;              /* DE-DE slots used */
+    uint32_t *partner;           /* MAX_CONTACTS per DE: partner ids */
+    float *d_t;                  /* MAX_CONTACTS x 3 per DE (float: half the bytes the force pass moves) */
+    int16_t *source;             /* SOURCE_SLOTS per DE: object index, n_objects for the bed, NO_SOURCE */
+    double *source_d_t;          /* SOURCE_SLOTS x 3 per DE */
+} contacts;
+
+/* DE i's tangential history in slot k (kept in float, used in double). */
+static inline ts_vec3 history_at(const contacts *c, size_t i, int k)
+{
+    const float *d = c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3;
+    return ts_v3(d[0], d[1], d[2]);
+}
+
+static inline void put_history(contacts *c, size_t i, int k, ts_vec3 d_t)
+{
+    float *d = c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3;
+    d[0] = (float)d_t.x, d[1] = (float)d_t.y, d[2] = (float)d_t.z;
+}
+
+struct ts_sand {
+    ts_sand_params p;
+    ts_columns cols;
+    double *bed;                 /* static heights; the floor under the region */
+    uint8_t *region;             /* column is in the DEM region */
+    double *display;             /* rebuilt heights (double), then float for output */
+    float *display_f;
+    double *column_scratch;
+    size_t n_columns;
+
+    /* DEs */
+    ts_particles el;             /* el.n DEs; the arrays below are registered in it (register_elements) */
+    double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz, *r, *vol, *m;
+    double *fx, *fy, *fz, *tx, *ty, *tz;
+    double *inv_m;               /* 1 / m, refreshed with the grid each step */
+    uint32_t *id;
+    uint8_t *flags;
+    uint8_t *supported;          /* the last force pass found a DE under this one */
+    contacts c;                  /* each DE's own slots: the force pass rebuilds them in place */
+    double *reaction;            /* per DE and source: force xyz, point xyz (serial sum after the pass);
+                                    simulated objects and the bed only */
+    float *gx, *gy, *gz;         /* float positions for the grid */
+    float *cx, *cy, *cz;         /* the same in the grid's cell order: contiguous candidates */
+    partner_state *cell_state;   /* the DEs' state in the grid's cell order, built with the grid */
+    uint8_t *keep;               /* still holds sand (the compaction after merges) */
+    int sort_pending;            /* put the DEs in cell order at the next step (the first of a frame) */
+    ts_grid grid;                /* cells of 2 r_max, built before each force pass */
+    double r_max;                /* largest DE radius at the last grid build */
+
+    object *objects;
+    size_t n_objects;
+
+    double K0, C0;               /* k / m_eff and c / m_eff of the contact law */
+    ts_contact_law law;
+    double element_volume0;      /* volume of a lattice DE, for grain sizes */
+    double depth;                /* DEM region depth, fixed at the first contact */
+    double volume_lost, peak_airborne;
+    uint32_t next_id;
+    ts_step_context now;         /* where the frame loop is */
+    long steps;
+    size_t max_seen;
+};
+
+static inline double gravity_magnitude(const ts_sand *s)
+{
+    return ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+}
+
+static inline size_t column_of(const ts_sand *s, double x, double y, int *inside)
+{
+    int i, j;
+    *inside = ts_columns_index(&s->cols, x, y, &i, &j);
+    return (size_t)i + (size_t)s->cols.nx * (size_t)j;
+}
+
+/* sand.c */
+ts_status sand_grow_elements(ts_sand *s, size_t need, ts_error *err);
+size_t sand_add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double volume, uint8_t flags);
+void sand_smooth_heights(double *h, double *flux_sum, const uint8_t *mask, int nx, int ny, int passes);
+
+/* sand_bed.c */
+void sand_rebuild_display(ts_sand *s);
+ts_status sand_place_under_objects(ts_sand *s, ts_error *err);
+ts_status sand_grow_region(ts_sand *s, ts_error *err);
+
+/* sand_contacts.c */
+void sand_compute_forces(ts_sand *s, double dt);
+void sand_integrate_elements(ts_sand *s, double dt);
+void sand_integrate_objects(ts_sand *s, double dt);
+void sand_objects_on_bed(ts_sand *s);
+ts_status sand_update_span_maps(ts_sand *s, double at, ts_error *err);
+ts_status sand_build_grid(ts_sand *s, ts_error *err);
+ts_status sand_sort_into_cells(ts_sand *s, ts_error *err);
+
+/* sand_airborne.c */
+int sand_resting_on_object(const ts_sand *s, size_t i);
+ts_status sand_detect_spatter(ts_sand *s, ts_error *err);
+ts_status sand_land_and_remove(ts_sand *s, ts_error *err);
+
+#endif
