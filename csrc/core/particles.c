@@ -103,18 +103,45 @@ void ts_particles_copy(ts_particles *ps, size_t to, size_t from)
     }
 }
 
+/* One array compacted in place, rows from `first` (the first removed) on. */
+#define COMPACT(type)                                                                                           \
+    do {                                                                                                        \
+        type *a_ = base;                                                                                        \
+        for (size_t i = first; i < n; i++)                                                                      \
+            if (keep[i])                                                                                        \
+                a_[kept++] = a_[i];                                                                             \
+    } while (0)
+
 size_t ts_particles_compact(ts_particles *ps, const uint8_t *keep)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < ps->n; i++)
-        if (keep[i]) {
-            if (kept != i)
-                ts_particles_copy(ps, kept, i);
-            kept++;
+    const size_t n = ps->n;
+    size_t first = 0;
+    while (first < n && keep[first])
+        first++;
+    size_t kept = first;
+    int moved = 0;
+    for (int k = 0; k < ps->count; k++) { /* array by array: each is read once, in order */
+        const ts_particle_column *c = &ps->columns[k];
+        if (c->role == TS_WORK)
+            continue;
+        void *base = *field_of(c);
+        kept = first, moved = 1;
+        switch (c->width) {
+        case 1: COMPACT(uint8_t); break;
+        case 2: COMPACT(uint16_t); break;
+        case 4: COMPACT(uint32_t); break;
+        case 8: COMPACT(uint64_t); break;
+        default:
+            for (size_t i = first; i < n; i++)
+                if (keep[i])
+                    memcpy((char *)base + kept++ * c->width, (char *)base + i * c->width, c->width);
         }
-    size_t removed = ps->n - kept;
+    }
+    if (!moved)
+        for (size_t i = first; i < n; i++)
+            kept += keep[i] != 0;
     ps->n = kept;
-    return removed;
+    return n - kept;
 }
 
 /* Narrow rows: gather into `spare`, which becomes the array; the old array is the new spare. */
