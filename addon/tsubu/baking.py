@@ -31,7 +31,9 @@ class Progress:
 @dataclass(frozen=True)
 class Runner:
     streams: Callable   # (description) -> {stream: {"kind": ..., ...}}
-    run: Callable       # (description, cache, report, first_frame) -> None; report(Progress) -> True to cancel
+    # (description, cache, report, first_frame, ready) -> None; report(Progress) -> True to cancel. The runner
+    # calls ready() once every check passed (its solver's own included) and before it writes anything.
+    run: Callable
 
 
 RUNNERS = {}
@@ -49,7 +51,7 @@ CHECKPOINT_SECONDS = 30.0
 def core_runner(streams, solver_input, core_bake):
     """The Runner of an effect whose solver is a _core.<effect>_bake function taking
     (settings, objects) from solver_input(description) and the frame loop's arguments."""
-    def run(desc, cache, report, first_frame):
+    def run(desc, cache, report, first_frame, ready):
         settings, objects = solver_input(desc)
 
         def progress(frame, start, end, fraction):
@@ -57,7 +59,7 @@ def core_runner(streams, solver_input, core_bake):
 
         return core_bake(settings, objects, cache.folder, desc.frame_start, desc.frame_end, desc.fps,
                          first_frame=first_frame, max_substeps=desc.parameters["max_substeps"], progress=progress,
-                         checkpoint_seconds=CHECKPOINT_SECONDS)
+                         checkpoint_seconds=CHECKPOINT_SECONDS, ready=ready)
     return Runner(streams=streams, run=run)
 
 
@@ -109,24 +111,33 @@ def bake(description, cache_dir, progress=None, resume=False):
             resume = False
     else:
         resume = False
-    if not resume:
-        cache.create(description.effect, description.parameters, description.frame_start, description.frame_end,
-                     description.fps, description.seed, runner.streams(description), digest)
-    else:
-        cache.update(status="baking", message="")
+    streams = runner.streams(description)
+    started = []
+
+    def ready():
+        """Every check passed, the solver's own too: only now is the old cache replaced."""
+        if not resume:
+            cache.create(description.effect, description.parameters, description.frame_start, description.frame_end,
+                         description.fps, description.seed, streams, digest)
+        else:
+            cache.update(status="baking", message="")
+        started.append(True)
 
     def report(p):
         return bool(progress(p)) if progress else False
 
     try:
-        runner.run(description, cache, report, first)
+        runner.run(description, cache, report, first, ready)
     except (CancelledError, KeyboardInterrupt):
+        if not started:  # refused or cancelled before anything was touched: the old cache stays as it was
+            raise
         last = cache.last_whole_frame()
         cache.update(status="cancelled", last_frame=last, message=f"cancelled after frame {last}")
         raise CancelledError(f"bake cancelled; frames {description.frame_start}-{last} are in {cache.folder} "
                              "(resume to go on)") from None
     except BaseException as e:
-        cache.update(status="failed", last_frame=cache.last_whole_frame(), message=str(e))
+        if started:
+            cache.update(status="failed", last_frame=cache.last_whole_frame(), message=str(e))
         raise
     cache.update(status="complete", last_frame=description.frame_end, message="")
     return cache

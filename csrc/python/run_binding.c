@@ -315,14 +315,14 @@ static PyObject *stats_dict(const ts_solver_ops *ops, const void *state)
 PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
-                            "max_substeps", "progress", "compression", "checkpoint_seconds", NULL};
-    PyObject *settings, *objects;
+                            "max_substeps", "progress", "compression", "checkpoint_seconds", "ready", NULL};
+    PyObject *settings, *objects, *ready = Py_None;
     const ts_solver_ops *ops = b->ops;
     tsubu_run_args a = {NULL, 0, 0, -1, ops->default_max_substeps, 1, 24.0, Py_None, TS_CHECKPOINT_SECONDS};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOid", names, &PyDict_Type, &settings, &PyList_Type,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOidO", names, &PyDict_Type, &settings, &PyList_Type,
                                      &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
                                      &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression,
-                                     &a.checkpoint_seconds))
+                                     &a.checkpoint_seconds, &ready))
         return NULL;
     if (a.first_frame < 0)
         a.first_frame = a.frame_start;
@@ -343,7 +343,13 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
         if (b->read_object(PyList_GET_ITEM(objects, i), objs + (size_t)i * ops->object_size, keep) < 0)
             goto done;
     ts_error err;
-    ts_status st;
+    ts_frame_loop settings_only = {a.frame_start, a.frame_end, a.fps, a.max_substeps, PyBytes_AS_STRING(a.cache_dir),
+                                   a.compression, NULL, NULL, a.checkpoint_seconds};
+    ts_status st = ts_frame_loop_validate(&settings_only, &err);
+    if (st != TS_OK) {
+        tsubu_raise(&err);
+        goto done;
+    }
     Py_BEGIN_ALLOW_THREADS
     st = ops->create(&state, params, objs, (size_t)n, &err);
     if (st == TS_OK && a.first_frame != a.frame_start)
@@ -352,6 +358,13 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
     if (st != TS_OK) {
         tsubu_raise(&err);
         goto done;
+    }
+    /* everything that can be checked before baking is checked: now the cache folder may be prepared */
+    if (ready != Py_None) {
+        PyObject *r = PyObject_CallNoArgs(ready);
+        if (!r)
+            goto done;
+        Py_DECREF(r);
     }
     if (tsubu_run_solver(ops, state, &a) == 0)
         result = stats_dict(ops, state);
@@ -421,12 +434,14 @@ int tsubu_add_solver(PyObject *module, const tsubu_solver_binding *b)
     PyObject *capsule = PyCapsule_New((void *)b, "tsubu.solver", NULL);
     if (!capsule)
         return -1;
-    char name[64], doc[640];
+    char name[64], doc[1024];
     snprintf(name, sizeof name, "%s_bake", e);
     snprintf(doc, sizeof doc, "%s_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
-             "max_substeps=%d, progress=None, compression=1, checkpoint_seconds=30) -> stats dict\n\nBake the %s "
+             "max_substeps=%d, progress=None, compression=1, checkpoint_seconds=30, ready=None) -> stats dict\n\nBake the %s "
              "effect: settings are rows of %s_params() (the others keep their defaults); tsubu/effects/%s.py builds "
-             "the arguments from a scene description.", e, b->ops->default_max_substeps, e, e, e);
+             "the arguments from a scene description. ready() is called once the solver is set up and every check "
+             "passed, before the first frame is written: a scene refused leaves the cache folder untouched.",
+             e, b->ops->default_max_substeps, e, e, e);
     int rc = add_bound(module, capsule, name, (PyCFunction)(void (*)(void))bake_method, METH_VARARGS | METH_KEYWORDS,
                        doc);
     snprintf(name, sizeof name, "%s_params", e);

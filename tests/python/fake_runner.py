@@ -10,7 +10,7 @@ import numpy as np
 
 from tsubu import cache as cachelib
 from tsubu.baking import Progress, Runner
-from tsubu.errors import CancelledError, UnstableError
+from tsubu.errors import CancelledError, UnstableError, ValidationError
 
 
 def streams(desc):
@@ -31,7 +31,10 @@ def write_checkpoint_header(path, frame):
         f.write(head + struct.pack("<I", zlib.crc32(head)))
 
 
-def run(desc, cache, report, first, fail_at=None):
+def run(desc, cache, report, first, ready, fail_at=None, refuse=None):
+    if refuse:  # what a solver's own check would say, before anything is written
+        raise ValidationError([refuse], "bake")
+    ready()
     os.makedirs(os.path.join(cache.folder, "state"), exist_ok=True)
     for frame in range(first, desc.frame_end + 1):
         if frame == fail_at:

@@ -53,8 +53,8 @@ def test_cancel_keeps_frames_then_resume_finishes(runner, tmp_path):
         cache.read_particles("points", frame)  # whole and readable
     starts = []
     original = runner.RUNNER.run
-    bakelib.RUNNERS["water"] = bakelib.Runner(runner.streams, lambda d, c, r, first: (starts.append(first),
-                                                                                       original(d, c, r, first)))
+    bakelib.RUNNERS["water"] = bakelib.Runner(runner.streams, lambda d, c, r, first, ready: (starts.append(first),
+                                                                                       original(d, c, r, first, ready)))
     tsubu.bake(scene(), folder, resume=True)
     assert starts == [4]
     assert cache.manifest()["status"] == "complete" and cache.frames("points") == list(range(1, 11))
@@ -77,6 +77,19 @@ def test_resume_refuses_an_older_checkpoint_and_keeps_the_frames(runner, tmp_pat
     with pytest.raises(ValidationError, match="earlier Tsubu.*bake from the start"):
         tsubu.bake(scene(), folder, resume=True)
     assert tsubu.Cache(folder).frames("points") == [1, 2, 3, 4]
+
+
+def test_a_scene_refused_by_the_solver_leaves_the_old_cache(runner, tmp_path, monkeypatch):
+    """The solver's own checks run before the old cache is touched: manifest and frames stay."""
+    folder = str(tmp_path / "c")
+    tsubu.bake(scene(), folder)
+    cache = tsubu.Cache(folder)
+    manifest, frames = cache.manifest(), cache.frames("points")
+    monkeypatch.setitem(bakelib.RUNNERS, "water", bakelib.Runner(
+        runner.streams, functools.partial(runner.run, refuse="'Crate' is flat: it has no volume")))
+    with pytest.raises(ValidationError, match="Crate"):
+        tsubu.bake(scene(), folder)
+    assert cache.manifest() == manifest and cache.frames("points") == frames == list(range(1, 11))
 
 
 def test_failure_keeps_written_frames(runner, tmp_path, monkeypatch):

@@ -134,7 +134,7 @@ def test_bad_scenes_are_refused_before_baking(tmp_path):
         with pytest.raises(ValueError) as e:
             tsubu.bake(desc, str(tmp_path / name))
         assert name in str(e.value) and words in str(e.value), str(e.value)
-        assert not os.path.exists(tmp_path / name) or tsubu.Cache(str(tmp_path / name)).frames("ground") == []
+        assert not os.path.exists(tmp_path / name)  # refused before anything was written
     for key, value in (("cell_size", 0.0), ("friction", float("nan"))):
         desc = drop(200, frames=3)
         desc.parameters[key] = value

@@ -183,8 +183,8 @@ def test_bad_scenes_are_refused_before_baking(tmp_path):
     big = tank(3, max_particles=100)
     with pytest.raises(MemoryError, match="max_particles"):
         tsubu.bake(big, str(tmp_path / "big"))
-    for name in ("outside", "big"):
-        assert tsubu.Cache(str(tmp_path / name)).frames("fluid") == []
+    for name in ("outside", "big"):  # refused by the solver's own checks: nothing was written
+        assert not os.path.exists(tmp_path / name)
 
 
 def test_bodies_collide_and_stack_without_passing_through(tmp_path):
@@ -201,3 +201,22 @@ def test_bodies_collide_and_stack_without_passing_through(tmp_path):
     assert lower[:, 2].min() < 0.03  # on the bottom
     assert upper[:, 2].min() > lower[:, 2].max() - 0.02, "the upper stone sank into the lower one"
     assert upper[:, 2].min() > 0.08  # resting on it, not beside it on the floor
+
+
+def test_a_refused_rebake_leaves_the_previous_cache_as_it_was(tmp_path):
+    """The solver's own checks (a flat body, too many particles) run before the old cache is touched."""
+    folder = str(tmp_path / "c")
+    tsubu.bake(tank(3), folder)
+    cache = tsubu.Cache(folder)
+    before = {f: open(os.path.join(folder, "fluid", f), "rb").read() for f in os.listdir(os.path.join(folder, "fluid"))}
+    manifest = cache.manifest()
+    flat = tank(3)
+    v = np.array([[0.1, 0.1, 0.1], [0.3, 0.1, 0.1], [0.3, 0.3, 0.1], [0.1, 0.3, 0.1]], np.float32)
+    t = np.array([[0, 1, 2], [0, 2, 3], [0, 2, 1], [0, 3, 2]], np.int32)  # closed, but of no volume
+    flat.objects.append(tsubu.SceneObject("Flat", "rigid", v, t, params={"density": 500.0}))
+    for bad, error, words in ((flat, ValueError, "Flat"), (tank(3, max_particles=100), MemoryError, "max_particles")):
+        with pytest.raises(error, match=words):
+            tsubu.bake(bad, folder)
+        assert cache.manifest() == manifest
+        assert {f: open(os.path.join(folder, "fluid", f), "rb").read()
+                for f in os.listdir(os.path.join(folder, "fluid"))} == before
