@@ -386,7 +386,9 @@ ts_status tsvdb_read(const char *path, tsvdb_grid ***grids, size_t *count, ts_er
         openvdb::GridPtrVecPtr list;
         try {
             openvdb::io::File file(path);
-            file.open();
+            /* no delayed loading: every voxel buffer is read (and any damage met) here, inside the
+             * try, not later from a memory map where OpenVDB's errors cannot be caught */
+            file.open(false);
             list = file.getGrids();
             file.close();
         } catch (const std::exception &e) {

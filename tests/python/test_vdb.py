@@ -90,3 +90,39 @@ def test_smoothing_keeps_a_sphere_and_erodes_by_the_offset():
     assert kept - eroded == pytest.approx(0.05, abs=0.01)
     with pytest.raises(ValueError, match="iterations"):
         _core.particles_to_level_set(np.zeros((1, 3), np.float32), 0.4, 0.02).smooth(-1)
+
+
+def test_damaged_files_are_refused_never_crash(tmp_path):
+    """Every voxel buffer is read inside the reader (no delayed loading from a memory map, where
+    OpenVDB's errors cannot be caught): flipped bytes anywhere, truncation, empty and foreign files
+    give CorruptFileError naming the file, or values, never a crash (each read in a child process)."""
+    import subprocess
+    import sys
+    rng = np.random.default_rng(3)
+    grid = _core.particles_to_level_set(rng.uniform(0, 1, (300, 3)).astype(np.float32), 0.05, 0.02)
+    path = str(tmp_path / "ok.vdb")
+    _core.write_vdb(path, [grid])
+    whole = open(path, "rb").read()
+    damaged = [whole[: len(whole) // 2], b"", b"foreign" * 30]
+    for at in range(0, len(whole), max(1, len(whole) // 120)):
+        b = bytearray(whole)
+        b[at] ^= 0xFF
+        damaged.append(bytes(b))
+    script = ("import sys\nfrom tsubu import _core\nfrom tsubu.errors import CorruptFileError\n"
+              "for p in sys.argv[1:]:\n"
+              "    try:\n"
+              "        [g.to_dense() for g in _core.read_vdb(p)]\n"
+              "    except CorruptFileError as e:\n"
+              "        assert p in str(e), str(e)\n"
+              "    except (ValueError, MemoryError):\n"
+              "        pass\n"
+              "print('read all')\n")
+    paths = []
+    for k, data in enumerate(damaged):
+        paths.append(str(tmp_path / f"d{k}.vdb"))
+        with open(paths[-1], "wb") as f:
+            f.write(data)
+    import os
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0 and "read all" in out.stdout, (out.returncode, out.stderr[-2000:])

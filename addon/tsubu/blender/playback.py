@@ -5,7 +5,10 @@ After a bake (and on every frame change) each domain's streams appear as:
   attributes (velocity, radius, id, ...) are set from the frame's file with
   foreach_set, drawn as points of their radius by a Geometry Nodes group;
 - volume     -> a Volume object sequence '<Domain>.<stream>.vdb'; level-set
-  grids named 'surface' are meshed by a Volume to Mesh modifier on '<Domain>.<stream>';
+  grids named 'surface' are meshed by a Volume to Mesh modifier on '<Domain>.<stream>'.
+  Each frame's file is read by Tsubu's own reader before Blender loads it
+  (OpenVDB inside Blender aborts on a damaged file): a damaged frame shows no
+  volume and is reported on the domain;
 - heightfield -> a grid mesh '<Domain>.<stream>' over the bed's cells whose
   heights are set from the frame's file (the Sand Bed itself then shows as
   a wireframe and is not rendered; the grid takes its materials);
@@ -22,6 +25,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
+from .. import _core
 from ..cache import Cache, frame_path, posed_fragments, read_fragments, read_particles
 from ..errors import CorruptFileError
 from . import compat, properties
@@ -189,6 +193,38 @@ def water_material():
                                transmission=1.0)
 
 
+def play_volume_sequence(volume, cache, stream, frames):
+    volume.filepath = frame_path(cache.folder, stream, frames[0], "volume")
+    volume.is_sequence = True
+    volume.frame_start = 1  # file numbers are scene frames
+    volume.frame_offset = 0
+    volume.frame_duration = frames[-1]
+    volume.sequence_mode = "CLIP"
+
+
+_checked_volumes = {}  # (path, size, mtime) -> the reader's complaint, or None
+
+
+def volume_problem(path):
+    """What Tsubu's reader says of a .vdb frame (None if it reads whole or is not there); each
+    version of a file is read once."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key not in _checked_volumes:
+        if len(_checked_volumes) > 100000:
+            _checked_volumes.clear()
+        try:
+            _core.read_vdb(path)
+            _checked_volumes[key] = None
+        except Exception as e:  # the reader's own errors name the file; anything else is damage too
+            text = str(e)
+            _checked_volumes[key] = text if path in text else f"{path}: {text}"
+    return _checked_volumes[key]
+
+
 def ensure_volume_objects(scene, domain, cache, stream, desc):
     """A Volume sequence for the stream, and for level sets a mesh made by Volume to Mesh."""
     frames = cache.frames(stream)
@@ -199,13 +235,7 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
     vol_obj = bpy.data.objects.get(vol_name)
     if vol_obj is None:
         vol_obj = ensure_object(scene, vol_name, bpy.data.volumes.new(vol_name))
-    volume = vol_obj.data
-    volume.filepath = frame_path(cache.folder, stream, frames[0], "volume")
-    volume.is_sequence = True
-    volume.frame_start = 1  # file numbers are scene frames
-    volume.frame_offset = 0
-    volume.frame_duration = frames[-1]
-    volume.sequence_mode = "CLIP"
+    play_volume_sequence(vol_obj.data, cache, stream, frames)
     if "surface" not in desc.get("grids", []):
         return vol_obj
     vol_obj.hide_render = True
@@ -304,7 +334,12 @@ def domains(scene):
 def show_particles(scene, domain, cache, stream, desc, frame, radius):
     path = frame_path(cache.folder, stream, frame)
     obj = ensure_points_object(scene, domain, stream)
-    set_mesh_points(obj.data, read_particles(path) if os.path.exists(path) else None, radius)
+    try:
+        points = read_particles(path) if os.path.exists(path) else None
+    except (CorruptFileError, OSError):
+        set_mesh_points(obj.data, None, radius)  # not the previous frame's points
+        raise
+    set_mesh_points(obj.data, points, radius)
 
 
 def show_heightfield(scene, domain, cache, stream, desc, frame, radius):
@@ -316,6 +351,25 @@ def show_fragments(scene, domain, cache, stream, desc, frame, radius):
     pieces = frame_path(cache.folder, desc["pieces"], frame)
     if os.path.exists(pieces):
         pose_fragments(ensure_fragments_object(scene, domain, cache, stream, desc).data, read_particles(pieces))
+
+
+def guard_volume(scene, domain, cache, stream, desc, frame):
+    """Before Blender loads this frame's file: a damaged one is not loaded (the volume shows
+    nothing), an intact one plays from the sequence again."""
+    vol_obj = bpy.data.objects.get(f"{domain.name}.{stream}.vdb")
+    if vol_obj is None or not isinstance(vol_obj.data, bpy.types.Volume):
+        return
+    volume = vol_obj.data
+    problem = volume_problem(frame_path(cache.folder, stream, frame, "volume"))
+    if problem:
+        if volume.is_sequence or volume.filepath:
+            volume.is_sequence = False
+            volume.filepath = ""
+        raise CorruptFileError(problem)
+    if not volume.is_sequence:
+        frames = cache.frames(stream)
+        if frames:
+            play_volume_sequence(volume, cache, stream, frames)
 
 
 def build_volume(scene, domain, cache, stream, desc):
@@ -336,8 +390,10 @@ def build_stand_in(scene, domain, cache, stream, desc):
 
 
 class StreamKind:
-    def __init__(self, show=None, build=None):
-        self.show, self.build = show, build
+    """show: every frame change (after it); guard: before Blender evaluates the frame (for files
+    Blender itself loads); build: once after a bake."""
+    def __init__(self, show=None, build=None, guard=None):
+        self.show, self.build, self.guard = show, build, guard
 
 
 STREAM_KINDS = {
@@ -345,7 +401,7 @@ STREAM_KINDS = {
     "heightfield": StreamKind(show=show_heightfield, build=build_stand_in),
     "fragments": StreamKind(show=show_fragments, build=build_stand_in),
     "pieces": StreamKind(),  # read through the fragments stream that names it
-    "volume": StreamKind(build=build_volume),
+    "volume": StreamKind(build=build_volume, guard=guard_volume),
     "transforms": StreamKind(build=build_transforms),
 }
 
@@ -357,8 +413,29 @@ def stream_kind(desc):
     return kind
 
 
+PROBLEM = "Cache problem: "
+_guard_problems = {}  # domain name -> what guard_frame found at the frame being shown
+
+
+def guard_frame(scene, domain, frame):
+    """Before the frame is evaluated: check the files Blender will load itself."""
+    from .export import cache_folder
+    cache = Cache(cache_folder(domain))
+    problem = None
+    if cache.exists():
+        try:
+            for stream, desc in cache.manifest()["streams"].items():
+                kind = stream_kind(desc)
+                if kind.guard:
+                    kind.guard(scene, domain, cache, stream, desc, frame)
+        except (CorruptFileError, OSError, KeyError, ValueError) as e:
+            problem = str(e)
+    _guard_problems[domain.name] = problem
+
+
 def load_frame(scene, domain, frame):
-    """Show the domain's streams at a frame; returns the problem if the cache is damaged."""
+    """Show the domain's streams at a frame; returns the problem if the cache is damaged. The
+    domain's status names it, and clears when a whole frame is shown."""
     from .export import cache_folder
     cache = Cache(cache_folder(domain))
     if not cache.exists():
@@ -370,10 +447,14 @@ def load_frame(scene, domain, frame):
             kind = stream_kind(desc)
             if kind.show:
                 kind.show(scene, domain, cache, stream, desc, frame, radius)
+        problem = _guard_problems.get(domain.name)
     except (CorruptFileError, OSError, KeyError, ValueError) as e:
-        domain.tsubu.status = f"Cache problem: {e}"
-        return str(e)
-    return None
+        problem = str(e)
+    if problem:
+        domain.tsubu.status = PROBLEM + problem
+    elif domain.tsubu.status.startswith(PROBLEM):
+        domain.tsubu.status = ""
+    return problem
 
 
 def build_results(scene, domain):
@@ -386,6 +467,7 @@ def build_results(scene, domain):
         kind = stream_kind(desc)
         if kind.build:
             surfaces |= kind.build(scene, domain, cache, stream, desc)
+    guard_frame(scene, domain, scene.frame_current)
     load_frame(scene, domain, scene.frame_current)
     for stream, desc in m["streams"].items():  # with a surface, the points are a viewport aid only
         obj = bpy.data.objects.get(f"{domain.name}.{stream}")
@@ -407,12 +489,19 @@ def remove_results(domain):
 
 
 @persistent
+def before_frame_change(scene, *args):
+    for domain in domains(scene):
+        guard_frame(scene, domain, scene.frame_current)
+
+
+@persistent
 def on_frame_change(scene, *args):
     for domain in domains(scene):
         load_frame(scene, domain, scene.frame_current)
 
 
-HANDLERS = ((bpy.app.handlers.frame_change_post, on_frame_change),)
+HANDLERS = ((bpy.app.handlers.frame_change_pre, before_frame_change),
+            (bpy.app.handlers.frame_change_post, on_frame_change))
 
 
 def register():
