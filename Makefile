@@ -72,9 +72,10 @@ test-c: $(BUILD)/opt/test_core $(BUILD)/san/test_core $(BUILD)/fuzz/fuzz_cache
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(BUILD)/fuzz/fuzz_cache -max_total_time=30 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds 2>&1 | tail -2
 
-fuzz: $(BUILD)/fuzz/fuzz_cache
+fuzz: $(BUILD)/fuzz/fuzz_cache build
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(BUILD)/fuzz/fuzz_cache -max_total_time=600 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds
+	cd tests/python && TSUBU_FUZZ_SECONDS=300 $(PYTHON) -m pytest -q -p no:cacheprovider test_loader_fuzz.py
 
 build:
 	$(PYTHON) setup.py -q build_ext --inplace

@@ -9,7 +9,9 @@
     python3 -m tsubu bench EFFECT                 throughput; last line "EFFECT: <number> <unit>"
     python3 -m tsubu docs [--out FILE]            the parameter reference (docs/parameters.md)
 
-Errors print one clear message and exit with status 1 (2 for usage, 130 for Ctrl-C).
+Errors print one clear line (or one per problem) naming the file, object or parameter, without a
+traceback, and exit with status 2 for bad input (a wrong argument, scene, preset, parameter or
+damaged or missing file), 1 when a sound bake failed (unstable, out of memory or disk), 130 for Ctrl-C.
 """
 import argparse
 import json
@@ -17,7 +19,7 @@ import sys
 import time
 
 from . import presets, schema
-from .errors import CancelledError, ValidationError
+from .errors import CancelledError, UnstableError, ValidationError
 
 
 def cmd_info(args):
@@ -47,7 +49,7 @@ def cmd_presets(args):
             except (ValueError, OSError) as e:
                 failed += 1
                 print(f"FAIL\t{e}")
-        return 1 if failed else 0
+        return 2 if failed else 0
 
 
 def cmd_bake(args):
@@ -140,6 +142,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("\ntsubu: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, OSError, KeyError) as e:
+    except (ValueError, FileNotFoundError) as e:  # ValidationError, CorruptFileError, the solvers' refusals
+        print(f"tsubu: {e}", file=sys.stderr)
+        return 2
+    except (UnstableError, MemoryError, OSError, KeyError) as e:
         print(f"tsubu: {e}", file=sys.stderr)
         return 1

@@ -5,7 +5,20 @@ raises one of these with a message that names the object, parameter or file
 and says what to do. ValidationError carries *all* the problems found, so a
 preset from someone else is reported in one go, not one error at a time.
 """
+import reprlib
+
 from . import _core
+
+_EXCERPT = reprlib.Repr()
+_EXCERPT.maxstring = _EXCERPT.maxother = 60
+_EXCERPT.maxlist = _EXCERPT.maxtuple = _EXCERPT.maxdict = 6
+_EXCERPT.maxlong = 40
+
+
+def excerpt(value):
+    """A value as a message quotes it: at most about 80 characters, whatever its size (a 200 MB
+    list in a scene file must not become a 300 MB error line)."""
+    return _EXCERPT.repr(value)
 
 CorruptFileError = _core.CorruptFileError
 CancelledError = _core.CancelledError

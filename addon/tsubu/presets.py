@@ -75,7 +75,7 @@ def validate(data, source="preset"):
 
 def load(path):
     """Read and validate a preset file (CorruptFileError if it is not JSON)."""
-    return validate(read_json(path, "Tsubu preset"), source=path)
+    return validate(read_json(path, "Tsubu preset", limit=1024 * 1024), source=path)
 
 
 def save(path, effect, name, parameters, description=""):

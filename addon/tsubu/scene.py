@@ -12,13 +12,14 @@ from frame_start to frame_end), so animated objects move rigidly.
 """
 import math
 import os
+import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _core
 from . import schema as schemas
-from .errors import CorruptFileError, ValidationError
+from .errors import CorruptFileError, ValidationError, excerpt
 from .fileio import read_json, write_atomic, write_json
 
 FORMAT_VERSION = 1
@@ -79,10 +80,12 @@ class SceneDescription:
             self.parameters = schema.validate(self.parameters)
         except ValidationError as e:
             problems += e.problems
-        problems += _check_frames(self)
+        frame_problems = _check_frames(self)
+        problems += frame_problems
+        frames = 1 if frame_problems else self.frame_end - self.frame_start + 1
         counts = {}
         for obj in self.objects:
-            problems += _check_object(schema, obj, self.frame_end - self.frame_start + 1)
+            problems += _check_object(schema, obj, frames)
             counts[obj.role] = counts.get(obj.role, 0) + 1
         settings = schema.settings_role
         if counts.get(settings.name, 0) == 0:
@@ -120,34 +123,105 @@ class SceneDescription:
 
     @classmethod
     def load(cls, path):
-        """Read a saved description (not yet validated: call .validate())."""
+        """Read a saved description (not yet validated: call .validate()). A damaged or hostile file -
+        an unknown key, a wrong type, an array larger than this machine's memory - is refused naming
+        the file and what is wrong, before anything large is read."""
         doc = read_json(path, "Tsubu scene description")
         if not isinstance(doc, dict) or doc.get("tsubu_scene") != FORMAT_VERSION:
             raise CorruptFileError(f"{path}: not a Tsubu scene description (format {FORMAT_VERSION})")
+        problems = _unknown_keys(doc, SCENE_KEYS, "the scene")
+        if not isinstance(doc.get("parameters"), dict):
+            problems.append(f"'parameters' must be a mapping of names to values, got {excerpt(doc.get('parameters'))}")
+        objects = doc.get("objects")
+        if not isinstance(objects, list):
+            problems.append(f"'objects' must be a list of objects, got {excerpt(objects)}")
+            objects = []
+        if len(objects) > MAX_OBJECTS:
+            problems.append(f"it has {len(objects)} objects, more than {MAX_OBJECTS}")
+            objects = []
+        for k, o in enumerate(objects):
+            where = f"object {k}" + (f" '{excerpt(o.get('name'))[1:-1]}'" if isinstance(o, dict) else "")
+            if not isinstance(o, dict):
+                problems.append(f"{where} must be a mapping with name, role, params and arrays, got {excerpt(o)}")
+                continue
+            problems += _unknown_keys(o, OBJECT_KEYS, where)
+            for key, kind in (("name", str), ("role", str), ("params", dict), ("arrays", dict)):
+                if key in o and not isinstance(o[key], kind):
+                    problems.append(f"{where}: '{key}' must be a {'text' if kind is str else 'mapping'}, "
+                                    f"got {excerpt(o[key])}")
+        if problems:
+            raise ValidationError(problems, path)
         npz_path = os.path.join(os.path.dirname(os.path.abspath(path)), str(doc.get("arrays_file", "")))
         try:
+            _check_array_sizes(npz_path)
             with np.load(npz_path, allow_pickle=False) as npz:
                 arrays = {k: npz[k] for k in npz.files}
         except FileNotFoundError:
             raise OSError(f"{path}: its arrays file {npz_path} is missing; save the scene again") from None
-        except (ValueError, OSError, EOFError) as e:
-            raise CorruptFileError(f"{npz_path}: damaged arrays file ({e}); save the scene again") from None
+        except MemoryError:
+            raise
+        except Exception as e:  # zip, zlib, header and shape errors alike: the file is damaged
+            raise CorruptFileError(f"{npz_path}: damaged arrays file ({excerpt(str(e))[1:-1]}); save the scene "
+                                   "again") from None
         try:
-            objects = []
-            for o in doc["objects"]:
+            loaded = []
+            for o in objects:
                 refs = dict(o["arrays"])
 
                 def take(key, refs=refs):
                     return arrays[refs.pop(key)] if key in refs else None
 
-                objects.append(SceneObject(name=str(o["name"]), role=str(o["role"]), vertices=take("vertices"),
-                                           triangles=take("triangles"), matrices=take("matrices"),
-                                           params=dict(o.get("params", {})),
-                                           arrays={k: arrays[v] for k, v in refs.items()}))
+                loaded.append(SceneObject(name=str(o["name"]), role=str(o["role"]), vertices=take("vertices"),
+                                          triangles=take("triangles"), matrices=take("matrices"),
+                                          params=dict(o.get("params", {})),
+                                          arrays={k: arrays[v] for k, v in refs.items()}))
             return cls(effect=doc["effect"], parameters=dict(doc["parameters"]), frame_start=doc["frame_start"],
-                       frame_end=doc["frame_end"], fps=doc["fps"], seed=doc["seed"], objects=objects)
+                       frame_end=doc["frame_end"], fps=doc["fps"], seed=doc["seed"], objects=loaded)
         except (KeyError, TypeError) as e:
-            raise CorruptFileError(f"{path}: scene description lacks {e}; save the scene again") from None
+            raise CorruptFileError(f"{path}: scene description lacks {excerpt(e.args[0] if e.args else e)}; "
+                                   "save the scene again") from None
+
+
+SCENE_KEYS = ("tsubu_scene", "effect", "parameters", "frame_start", "frame_end", "fps", "seed", "arrays_file",
+              "objects")
+OBJECT_KEYS = ("name", "role", "params", "arrays")
+MAX_OBJECTS = 100000
+MAX_FRAME = 1000000  # as the solvers' tables: frames within +-1e6
+
+
+def _unknown_keys(d, known, where):
+    out = []
+    for key in d:
+        if key not in known:
+            close = [k for k in known if str(key)[:3] and k.startswith(str(key)[:3])]
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            out.append(f"{where}: {excerpt(key)} is not a known key{hint}")
+    return out
+
+
+def _memory_bytes():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 34
+
+
+def _check_array_sizes(npz_path):
+    """The arrays' declared shapes, read from their headers: refuse before loading what would not fit."""
+    total, limit = 0, _memory_bytes() // 2
+    with zipfile.ZipFile(npz_path) as z:
+        for info in z.infolist():
+            with z.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                reader = {(1, 0): np.lib.format.read_array_header_1_0,
+                          (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                if reader is None:
+                    raise ValueError(f"{info.filename}: array format {version} is not one numpy.savez writes")
+                shape, _, dtype = reader(f)
+            total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if total > limit:
+                raise ValueError(f"its arrays declare {total / 2**30:.1f} GB, more than half this machine's memory "
+                                 f"({limit * 2 / 2**30:.1f} GB)")
 
 
 def _check_frames(d):
@@ -155,22 +229,31 @@ def _check_frames(d):
     for key in ("frame_start", "frame_end", "seed"):
         v = getattr(d, key)
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            problems.append(f"'{key}' must be a whole number, got {v!r}")
+            problems.append(f"'{key}' must be a whole number, got {excerpt(v)}")
+        elif key != "seed" and not -MAX_FRAME <= v <= MAX_FRAME:
+            problems.append(f"'{key}' must be within -{MAX_FRAME} and {MAX_FRAME}, got {excerpt(v)}")
+        elif key == "seed" and not 0 <= v < 2 ** 64:
+            problems.append(f"'seed' must be a whole number from 0 to 2^64 - 1, got {excerpt(v)}")
     if not problems and d.frame_end < d.frame_start:
         problems.append(f"'frame_end' ({d.frame_end}) is before 'frame_start' ({d.frame_start})")
-    if not problems and d.seed < 0:
-        problems.append(f"'seed' must be 0 or more, got {d.seed}")
-    if not isinstance(d.fps, (int, float)) or not math.isfinite(d.fps) or not 0 < d.fps <= 10000:
-        problems.append(f"'fps' must be between 0 and 10000 frames per second, got {d.fps!r}")
+    if isinstance(d.fps, bool) or not isinstance(d.fps, (int, float)) or not _finite(d.fps) or not 0 < d.fps <= 10000:
+        problems.append(f"'fps' must be between 0 and 10000 frames per second, got {excerpt(d.fps)}")
     return problems
 
 
+def _finite(x):
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 def _check_object(schema, obj, frames):
-    where = f"object '{obj.name}'"
+    where = f"object {excerpt(str(obj.name))}"
     role = schema.role(obj.role)
     if role is None:
         roles = ", ".join(r.name for r in schema.roles)
-        return [f"{where}: role '{obj.role}' is not one of {schema.effect}'s roles ({roles})"]
+        return [f"{where}: role {excerpt(obj.role)} is not one of {schema.effect}'s roles ({roles})"]
     problems = []
     try:
         obj.params = schemas.validate_params(role.params, obj.params, context=where)
@@ -179,10 +262,23 @@ def _check_object(schema, obj, frames):
     v, t = obj.vertices, obj.triangles
     if v is None or t is None or np.ndim(v) != 2 or np.shape(v)[-1] != 3 or np.ndim(t) != 2 or np.shape(t)[-1] != 3:
         return problems + [f"{where}: needs vertices (N, 3) and triangles (M, 3)"]
-    obj.vertices = np.ascontiguousarray(v, dtype=np.float32)
-    obj.triangles = np.ascontiguousarray(t, dtype=np.int32)
-    if obj.matrices is not None:
-        m = np.asarray(obj.matrices, dtype=np.float64)
+    try:
+        with np.errstate(all="ignore"):  # out-of-range values become inf, reported below, not warned about
+            vertices = np.ascontiguousarray(v, dtype=np.float32)
+            triangles = np.asarray(t)
+            m = None if obj.matrices is None else np.asarray(obj.matrices, dtype=np.float64)
+    except (ValueError, TypeError):
+        return problems + [f"{where}: its vertices, triangles and matrices must be numbers"]
+    if not np.isfinite(vertices).all():
+        problems.append(f"{where}: its vertices must be finite numbers within float range")
+    if not (np.issubdtype(triangles.dtype, np.integer) or triangles.size == 0) or \
+            (triangles.size and (triangles.min() < 0 or triangles.max() >= len(vertices))):
+        problems.append(f"{where}: its triangles must be whole numbers indexing its {len(vertices)} vertices")
+    if problems:
+        return problems
+    obj.vertices = vertices
+    obj.triangles = np.ascontiguousarray(triangles, dtype=np.int32)
+    if m is not None:
         if m.ndim != 3 or m.shape[1:] != (4, 4) or len(m) not in (1, frames) or not np.isfinite(m).all():
             problems.append(f"{where}: matrices must be finite, shape (1, 4, 4) or ({frames}, 4, 4), got {m.shape}")
         elif abs(np.linalg.det(m[0, :3, :3])) < 1e-12:

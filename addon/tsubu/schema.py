@@ -12,7 +12,7 @@ Rigid Body, ...), each with its own per-object parameters.
 import math
 from dataclasses import dataclass, field
 
-from .errors import ValidationError
+from .errors import ValidationError, excerpt
 
 KINDS = ("float", "int", "bool", "enum", "vector", "image")  # image: the name of an image ("" for none)
 
@@ -50,15 +50,15 @@ class Param:
     def check(self, value):
         """None if value is acceptable, else what is wrong (a phrase)."""
         if self.kind == "bool":
-            return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+            return None if isinstance(value, bool) else f"must be true or false, got {excerpt(value)}"
         if self.kind == "image":
-            return None if isinstance(value, str) else f"must be an image name, got {value!r}"
+            return None if isinstance(value, str) else f"must be an image name, got {excerpt(value)}"
         if self.kind == "enum":
             names = [i[0] for i in self.items]
-            return None if value in names else f"must be one of {', '.join(names)}, got {value!r}"
+            return None if value in names else f"must be one of {', '.join(names)}, got {excerpt(value)}"
         if self.kind == "vector":
             if not isinstance(value, (list, tuple)) or len(value) != 3:
-                return f"must be a list of 3 numbers, got {value!r}"
+                return f"must be a list of 3 numbers, got {excerpt(value)}"
             for v in value:
                 problem = self._check_number(v, float)
                 if problem:
@@ -68,15 +68,19 @@ class Param:
 
     def _check_number(self, value, kind):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"must be a number, got {value!r}"
+            return f"must be a number, got {excerpt(value)}"
+        try:
+            float(value)
+        except OverflowError:  # a whole number beyond any float
+            return f"must be a number of a sensible size, got {excerpt(value)}"
         if kind is int and not float(value).is_integer():
-            return f"must be a whole number, got {value!r}"
+            return f"must be a whole number, got {excerpt(value)}"
         if not math.isfinite(value):
-            return f"must be a finite number, got {value!r}"
+            return f"must be a finite number, got {excerpt(value)}"
         if self.min is not None and value < self.min:
-            return f"must be at least {self.min:g}{self._unit()}, got {value!r}"
+            return f"must be at least {self.min:g}{self._unit()}, got {excerpt(value)}"
         if self.max is not None and value > self.max:
-            return f"must be at most {self.max:g}{self._unit()}, got {value!r}"
+            return f"must be at most {self.max:g}{self._unit()}, got {excerpt(value)}"
         return None
 
     def _unit(self):
@@ -179,7 +183,7 @@ def validate_params(params, values, partial=False, context=""):
         if p is None:
             close = [k for k in known if k.startswith(str(name)[:4])]
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            problems.append(f"'{name}' is not a parameter{hint}")
+            problems.append(f"{excerpt(name)} is not a parameter{hint}")
             continue
         problem = p.check(value)
         if problem:
@@ -211,11 +215,10 @@ def effects():
 
 def get(effect):
     _load_builtin()
-    try:
+    if isinstance(effect, str) and effect in _REGISTRY:
         return _REGISTRY[effect]
-    except KeyError:
-        known = ", ".join(_REGISTRY) or "none"
-        raise ValidationError([f"unknown effect '{effect}' (known effects: {known})"]) from None
+    known = ", ".join(_REGISTRY) or "none"
+    raise ValidationError([f"unknown effect {excerpt(effect)} (known effects: {known})"])
 
 
 def _load_builtin():

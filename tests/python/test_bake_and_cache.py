@@ -132,3 +132,20 @@ def test_damaged_manifest(runner, tmp_path):
         json.dump({"format": "tsubu-cache", "format_version": 9}, f)
     with pytest.raises(CorruptFileError, match="bake again"):
         cache.manifest()
+
+
+def test_files_follow_the_umask(runner, tmp_path):
+    """manifest.json, presets and scene files are made as open() makes files (0644 under umask 022),
+    like the frames, not 0600."""
+    old = os.umask(0o022)
+    try:
+        tsubu.bake(scene(), str(tmp_path / "c"))
+        saved = scene().save(str(tmp_path / "s.json"))
+        for path in (os.path.join(str(tmp_path / "c"), "manifest.json"), saved,
+                     tsubu.cache.frame_path(str(tmp_path / "c"), "points", 1)):
+            assert os.stat(path).st_mode & 0o777 == 0o644, (path, oct(os.stat(path).st_mode))
+        os.umask(0o077)
+        tsubu.bake(scene(), str(tmp_path / "d"))
+        assert os.stat(os.path.join(str(tmp_path / "d"), "manifest.json")).st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)

@@ -35,11 +35,11 @@ def test_errors_are_messages(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"tsubu_preset": 1, "effect": "water", "name": "x", "parameters": {"viscosity": -1}}))
     out = tsubu("presets", "validate", os.path.join(ROOT, "presets", "water", "honey.json"), str(bad))
-    assert out.returncode == 1 and "ok" in out.stdout and "FAIL" in out.stdout and "viscosity" in out.stdout
+    assert out.returncode == 2 and "ok" in out.stdout and "FAIL" in out.stdout and "viscosity" in out.stdout
     out = tsubu("presets", "list")
     assert out.returncode == 0 and "Honey" in out.stdout
     out = tsubu("bake", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o"))
-    assert out.returncode == 1 and "missing.json" in out.stderr
+    assert out.returncode == 2 and "missing.json" in out.stderr
 
 
 def test_bench_core_last_line():
@@ -48,3 +48,52 @@ def test_bench_core_last_line():
     last = out.stdout.strip().splitlines()[-1]
     name, number, unit = last.split()[:3]
     assert name == "core:" and float(number) > 0 and unit == "particles/s"
+
+
+def test_hostile_scene_files_get_one_line_and_status_2(tmp_path):
+    """Each damaged or hostile scene file: exit status 2, a message naming the cause in a bounded
+    line, no traceback, no warning printed before it, and nothing baked."""
+    from water_scenes import tank
+    base = tank(2).save(str(tmp_path / "good.json"))
+    good = json.loads(open(base).read())
+
+    def variant(name, change):
+        doc = json.loads(json.dumps(good))
+        text = change(doc)
+        path = tmp_path / f"{name}.json"
+        path.write_text(text if isinstance(text, str) else json.dumps(doc))
+        return str(path)
+
+    cases = {
+        "nested": (lambda d: "[" * 100000 + "]" * 100000, "nested too deeply"),
+        "digits": (lambda d: json.dumps(d).replace('"seed": 0', '"seed": ' + "9" * 401), "401 digits"),
+        "text_frame": (lambda d: d.update(frame_start="1"), "'frame_start' must be a whole number"),
+        "huge_frame": (lambda d: d.update(frame_end=2 ** 31), "'frame_end' must be within"),
+        "seed": (lambda d: d.update(seed=10 ** 30), "'seed' must be a whole number from 0"),
+        "unknown": (lambda d: d.update(paramters={}), "'paramters' is not a known key (did you mean 'parameters'?)"),
+        "object_key": (lambda d: d["objects"][1].update(param={"density": 9}), "'param' is not a known key (did you mean 'params'?)"),
+        "parameters": (lambda d: d.update(parameters="abc"), "'parameters' must be a mapping"),
+        "objects": (lambda d: d.update(objects="x"), "'objects' must be a list"),
+        "long_value": (lambda d: d["parameters"].update(viscosity=list(range(2_000_000))), "'viscosity' must be a number"),
+    }
+    for name, (change, words) in cases.items():
+        out = tsubu("bake", variant(name, change), "--out", str(tmp_path / ("out_" + name)))
+        assert out.returncode == 2, (name, out.returncode, out.stderr[-500:])
+        assert words in out.stderr, (name, out.stderr[:500])
+        assert "Traceback" not in out.stderr and "Warning" not in out.stderr, (name, out.stderr[:500])
+        assert len(out.stderr) < 2000, (name, len(out.stderr))
+        assert not os.path.exists(tmp_path / ("out_" + name))
+
+
+def test_arrays_larger_than_memory_are_refused_before_loading(tmp_path):
+    """A small .npz that declares a huge array is refused from its header (status 2), not loaded."""
+    import zipfile
+    from water_scenes import tank
+    path = tank(2).save(str(tmp_path / "s.json"))
+    npz = str(tmp_path / "s.npz")
+    header = np.lib.format.header_data_from_array_1_0(np.zeros(1, np.float64))
+    header["shape"] = (1 << 40,)
+    with zipfile.ZipFile(npz, "a") as z, z.open("giant.npy", "w") as f:
+        np.lib.format.write_array_header_1_0(f, header)
+    out = tsubu("bake", path, "--out", str(tmp_path / "o"))
+    assert out.returncode == 2 and "declare" in out.stderr and "memory" in out.stderr, out.stderr[-500:]

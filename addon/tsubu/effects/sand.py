@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _core
 from ..baking import core_runner, register_runner
+from ..errors import ValidationError
 from ..schema import Param, Role, Schema, register
 from ..transforms import keyframed_motion, object_input
 
@@ -85,11 +86,21 @@ SAND = register(Schema(
 ))
 
 
+MAX_COLUMNS = 1e8  # 1.6 GB of heights and region masks: far beyond any bed an artist bakes
+
+
 def bed_grid(desc):
     """The heightfield grid over the Sand Bed's extent seen from above: nx, ny, x0, y0, cell."""
     v = desc.objects_with_role("bed")[0].world_vertices()
     cell = desc.parameters["cell_size"]
     lo, hi = v.min(axis=0).astype(np.float64), v.max(axis=0).astype(np.float64)
+    size = hi - lo
+    columns = (size[0] / cell) * (size[1] / cell) if np.isfinite(size).all() else math.inf
+    if not columns <= MAX_COLUMNS:
+        name = desc.objects_with_role("bed")[0].name
+        raise ValidationError([f"object '{name}': the Sand Bed spans {size[0]:.3g} m by {size[1]:.3g} m, "
+                               f"{columns:.3g} columns of cell_size {cell:g} m, more than {MAX_COLUMNS:g}; "
+                               "use a larger cell_size or a smaller bed"], "sand scene")
     nx, ny = (int(math.floor((hi[a] - lo[a]) / cell + 1e-6)) for a in (0, 1))
     return {"nx": nx, "ny": ny, "x0": float(lo[0]), "y0": float(lo[1]), "cell": float(cell)}
 
