@@ -156,3 +156,15 @@ def test_keyframed_object_is_not_pushed_back(tmp_path):
     for f in (1, 18, 36, 50):
         z = cache.read_transforms("rigid", f)["Block"][2, 3]
         assert abs(z - desc.objects[1].matrices[f - 1, 2, 3]) < 1e-4, f
+
+
+def test_a_bed_of_absurd_size_is_refused_by_name(tmp_path):
+    """A Sand Bed spanning 1e30 m would need more columns than any machine holds: refused naming
+    the bed and what to change, before anything is written."""
+    desc = drop(200, frames=2)
+    bed = desc.objects_with_role("bed")[0]
+    bed.vertices = bed.vertices.copy()
+    bed.vertices[:, :2] *= 1e30
+    with pytest.raises(ValueError, match=f"'{bed.name}': the Sand Bed spans .* use a larger cell_size"):
+        tsubu.bake(desc, str(tmp_path / "c"))
+    assert not os.path.exists(tmp_path / "c")
