@@ -4,6 +4,7 @@
 its own as it arrives. The last line is always "EFFECT: <number> <unit>".
 The C-only core benchmark (grid, density sum) is `make bench`.
 """
+import math
 import os
 import tempfile
 import time
@@ -409,8 +410,43 @@ def bench_fracture():
                           flush=True)
 
 
+# Each effect's workload for bench load: a whole bake (set-up and steps), as an artist's bake is.
+LOAD_CASES = (("water", "_dam_break(50000, 0.0)"), ("sand", "_sand_bed(20000)"), ("fracture", "_fracture_wall(2048, 4)"),
+              ("fracture", "_fracture_wall(512, 4)"))
+
+
+def bench_load():
+    """Each effect baked with 1 and with 2 threads while two CPU-bound processes run (an artist's
+    Blender drawing, a render, another bake), alternating; the ratio is 1-thread time / 2-thread
+    time: at least 1 means the second thread never makes a bake slower."""
+    import subprocess
+    import sys
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    worst = math.inf
+    try:
+        time.sleep(0.5)
+        for effect, call in LOAD_CASES:
+            seconds = {}
+            for threads in (1, 2, 1, 2):
+                env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+                t = time.perf_counter()
+                out = subprocess.run([sys.executable, "-c", f"import tsubu.benchmarks as b; b.{call}"], env=env,
+                                     capture_output=True, text=True)
+                if out.returncode != 0:
+                    raise RuntimeError(f"{effect} benchmark failed: {out.stderr.strip()[-500:]}")
+                seconds.setdefault(threads, []).append(time.perf_counter() - t)
+            one, two = min(seconds[1]), min(seconds[2])
+            worst = min(worst, one / two)
+            print(f"{effect} {call} under load: 1 thread {one:6.2f} s, 2 threads {two:6.2f} s, "
+                  f"ratio {one / two:.2f}", flush=True)
+    finally:
+        for p in busy:
+            p.kill()
+    print(f"load: {worst:.2f} ratio (1-thread time / 2-thread time, the worst case; at least 1: no slower)")
+
+
 def run(effect):
-    table = {"core": bench_core}
+    table = {"core": bench_core, "load": bench_load}
     table.update(_effect_benchmarks())
     if effect not in table:
         raise ValueError(f"no benchmark for '{effect}' (have: {', '.join(table)})")

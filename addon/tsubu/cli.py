@@ -7,6 +7,7 @@
     python3 -m tsubu bake SCENE.json --out DIR [--resume]
     python3 -m tsubu demo EFFECT --out DIR        bake a built-in scene
     python3 -m tsubu bench EFFECT                 throughput; last line "EFFECT: <number> <unit>"
+    python3 -m tsubu bench load                   1 vs 2 threads beside two busy processes
     python3 -m tsubu docs [--out FILE]            the parameter reference (docs/parameters.md)
 
 Errors print one clear line (or one per problem) naming the file, object or parameter, without a

@@ -1,6 +1,10 @@
 /* frameloop.c - frames, substeps, outputs, checkpoints, progress (see frameloop.h). */
 #include "frameloop.h"
 
+#include "threads.h"
+
+#include <omp.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -149,7 +153,7 @@ static ts_status emit_frame(const ts_frame_loop *loop, const ts_solver_ops *ops,
 }
 
 static ts_status run_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, void *state, int frame,
-                           ts_error *err)
+                           ts_thread_tuner *threads, ts_error *err)
 {
     const double frame_dt = 1.0 / loop->fps;
     ts_step_context now = {frame, frame_dt, 0.0, 0.0, 0.0};
@@ -173,8 +177,11 @@ static ts_status run_frame(const ts_frame_loop *loop, const ts_solver_ops *ops, 
         now.s_begin = now.s_end;
         now.s_end = 1.0 - remaining / frame_dt;
         now.dt = dt;
+        ts_thread_tuner_before(threads);
+        double started = wall_seconds();
         if ((st = ops->step(state, &now, err)) != TS_OK)
             break;
+        ts_thread_tuner_after(threads, wall_seconds() - started);
         if (loop->progress) {
             int frames = loop->frame_end - loop->frame_start;
             double done = (frame - loop->frame_start) + (1.0 - remaining / frame_dt);
@@ -214,12 +221,15 @@ ts_status ts_run_frames(const ts_frame_loop *loop, const ts_solver_ops *ops, voi
     if (first_frame == loop->frame_start)
         st = name_frame(ops, emit_frame(loop, ops, state, writer, first_frame, &last_checkpoint, err), first_frame,
                         err);
+    ts_thread_tuner threads;
+    ts_thread_tuner_init(&threads, loop->max_threads > 0 ? loop->max_threads : omp_get_max_threads());
     for (int frame = first_frame; st == TS_OK && frame < loop->frame_end; frame++) {
-        st = name_frame(ops, run_frame(loop, ops, state, frame, err), frame + 1, err);
+        st = name_frame(ops, run_frame(loop, ops, state, frame, &threads, err), frame + 1, err);
         if (st == TS_OK)
             st = name_frame(ops, emit_frame(loop, ops, state, writer, frame + 1, &last_checkpoint, err), frame + 1,
                             err);
     }
+    ts_thread_tuner_finish(&threads);
     /* whatever happened, everything queued so far is finished writing */
     ts_error close_err;
     ts_error_clear(&close_err);

@@ -109,6 +109,10 @@ typedef struct ts_frame_loop {
      * resume, while writing the full state of a large scene every frame can
      * take as long as simulating it. */
     double checkpoint_seconds;
+    /* Threads: the loop times blocks of substeps with this many and with 1 and
+     * keeps the faster (threads.h), starting with OpenMP's current count.
+     * 0: OpenMP's current count is the most. */
+    int max_threads;
 } ts_frame_loop;
 
 /* What the bindings use: a checkpoint about every half minute. */

@@ -2,6 +2,7 @@
 #include "run_binding.h"
 
 #include <limits.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,7 @@ int tsubu_run_solver(const ts_solver_ops *ops, void *state, const tsubu_run_args
 {
     progress_ctx ctx = {a->progress ? a->progress : Py_None, 0, NULL, NULL, NULL};
     ts_frame_loop loop = {a->frame_start, a->frame_end, a->fps, a->max_substeps, PyBytes_AS_STRING(a->cache_dir),
-                          a->compression, call_progress, &ctx, a->checkpoint_seconds};
+                          a->compression, call_progress, &ctx, a->checkpoint_seconds, a->max_threads};
     ts_error err;
     ts_error_clear(&err);
     ts_status st;
@@ -318,7 +319,7 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
                             "max_substeps", "progress", "compression", "checkpoint_seconds", "ready", NULL};
     PyObject *settings, *objects, *ready = Py_None;
     const ts_solver_ops *ops = b->ops;
-    tsubu_run_args a = {NULL, 0, 0, -1, ops->default_max_substeps, 1, 24.0, Py_None, TS_CHECKPOINT_SECONDS};
+    tsubu_run_args a = {NULL, 0, 0, -1, ops->default_max_substeps, 1, 24.0, Py_None, TS_CHECKPOINT_SECONDS, 0};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOidO", names, &PyDict_Type, &settings, &PyList_Type,
                                      &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
                                      &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression,
@@ -344,14 +345,15 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
             goto done;
     ts_error err;
     ts_frame_loop settings_only = {a.frame_start, a.frame_end, a.fps, a.max_substeps, PyBytes_AS_STRING(a.cache_dir),
-                                   a.compression, NULL, NULL, a.checkpoint_seconds};
+                                   a.compression, NULL, NULL, a.checkpoint_seconds, 0};
     ts_status st = ts_frame_loop_validate(&settings_only, &err);
     if (st != TS_OK) {
         tsubu_raise(&err);
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    st = ops->create(&state, params, objs, (size_t)n, &err);
+    a.max_threads = ts_threads_use_idle_cores(0.05); /* the set-up on the cores that are free; the frame */
+    st = ops->create(&state, params, objs, (size_t)n, &err); /* loop starts there, then measures */
     if (st == TS_OK && a.first_frame != a.frame_start)
         st = tsubu_restore_checkpoint(ops->restore, state, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
     Py_END_ALLOW_THREADS
@@ -371,6 +373,8 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
 done:
     if (state)
         ops->destroy(state);
+    if (a.max_threads > 0)
+        omp_set_num_threads(a.max_threads);
     free(objs);
     free(params);
     Py_XDECREF(keep);

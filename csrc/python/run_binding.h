@@ -10,6 +10,7 @@
 #include "core/frameloop.h"
 #include "core/params.h"
 #include "core/rigid_object.h"
+#include "core/threads.h"
 
 typedef struct tsubu_run_args {
     PyObject *cache_dir;       /* bytes (PyUnicode_FSConverter) */
@@ -17,6 +18,7 @@ typedef struct tsubu_run_args {
     double fps;
     PyObject *progress;        /* callable or None */
     double checkpoint_seconds; /* see ts_frame_loop */
+    int max_threads;           /* see ts_frame_loop */
 } tsubu_run_args;
 
 /* Run ops on state; returns 0 on success, -1 with a Python exception set. */

@@ -77,7 +77,7 @@ static int count_substeps(void *user, const ts_progress *p)
 
 static ts_frame_loop make_loop(const char *dir, ballistic *b)
 {
-    ts_frame_loop loop = {1, 11, 24.0, 1000, dir, 3, count_substeps, b, 0.0};
+    ts_frame_loop loop = {1, 11, 24.0, 1000, dir, 3, count_substeps, b, 0.0, 0};
     return loop;
 }
 
