@@ -96,7 +96,10 @@ int ts_threads_use_idle_cores(double seconds)
     if (!cpu_times(&idle1, &total1, &cpus) || total1 <= total0)
         return before;
     double free_cores = cpus * (idle1 - idle0) / (total1 - total0);
-    int use = (int)floor(free_cores + 0.25); /* three quarters of a core idle counts */
+    /* A team slowed alike everywhere (every core busy) loses little; a team on a machine partly busy has
+     * a thread descheduled now and then while the others wait for it at each barrier: there, as many
+     * threads as cores are idle (three quarters of a core counts). */
+    int use = free_cores <= 0.25 || free_cores >= before - 0.25 ? before : (int)floor(free_cores + 0.25);
     omp_set_num_threads(use < 1 ? 1 : use > before ? before : use);
     return before;
 }
