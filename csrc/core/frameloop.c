@@ -50,12 +50,17 @@ ts_status ts_output_make_dir(const char *cache_dir, const char *stream, ts_error
     return make_dir(path, err);
 }
 
+ts_status ts_output_file(ts_frame_output *out, const char *stream, const char *ext, char *path, size_t size,
+                         ts_error *err)
+{
+    ts_status st = ts_output_make_dir(out->cache_dir, stream, err);
+    return st == TS_OK ? ts_output_path(path, size, out->cache_dir, stream, out->frame, ext, err) : st;
+}
+
 ts_status ts_output_particles(ts_frame_output *out, const char *stream, ts_frame *f, ts_error *err)
 {
     char path[4096];
-    ts_status st = ts_output_make_dir(out->cache_dir, stream, err);
-    if (st == TS_OK)
-        st = ts_output_path(path, sizeof path, out->cache_dir, stream, out->frame, "tspf", err);
+    ts_status st = ts_output_file(out, stream, "tspf", path, sizeof path, err);
     if (st != TS_OK)
         return st;
     f->frame = out->frame;

@@ -133,6 +133,9 @@ ts_status ts_output_path(char *buf, size_t size, const char *cache_dir, const ch
 ts_status ts_checkpoint_path(char *buf, size_t size, const char *cache_dir, ts_error *err);
 /* Create DIR/<stream> if missing. */
 ts_status ts_output_make_dir(const char *cache_dir, const char *stream, ts_error *err);
+/* The path of this frame's file of a stream (its folder made): DIR/<stream>/<stream>_<frame>.<ext>. */
+ts_status ts_output_file(ts_frame_output *out, const char *stream, const char *ext, char *path, size_t size,
+                         ts_error *err);
 /* The world pose of object k's origin, as its solver keeps it. */
 typedef void (*ts_pose_fn)(const void *solver, size_t k, ts_vec3 *position, ts_quat *rotation);
 

@@ -7,9 +7,7 @@ ts_status ts_output_surface(ts_frame_output *out, const char *stream, const ts_s
                             const float *y, const float *z, size_t n, ts_error *err)
 {
     char path[4096];
-    ts_status st = ts_output_make_dir(out->cache_dir, stream, err);
-    if (st == TS_OK)
-        st = ts_output_path(path, sizeof path, out->cache_dir, stream, out->frame, "vdb", err);
+    ts_status st = ts_output_file(out, stream, "vdb", path, sizeof path, err);
     if (st != TS_OK)
         return st;
     tsvdb_grid *g = NULL;
