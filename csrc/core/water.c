@@ -216,6 +216,11 @@ static int inside_solid(const ts_water *w, float x, float y, float z, const poin
     for (size_t c = 0; c < w->n_colliders; c++)
         if (ts_collider_query(&w->colliders[c].c, 0.0, ts_v3(x, y, z), &hit) && hit.distance < w->sph.r_contact)
             return 1;
+    /* the whole inside of every body, not only the band its particles cover: liquid left inside a
+     * thick body bursts out at the first step and throws it (bodies are at rest: their shape's frame) */
+    for (size_t b = 0; b < w->n_bodies; b++)
+        if (ts_collider_query(&w->bodies[b].shape, 0.0, ts_v3(x, y, z), &hit) && hit.distance < w->sph.r_contact)
+            return 1;
     if (rigid->n == 0)
         return 0;
     const float min2 = 0.81f * w->sph.spacing * w->sph.spacing;

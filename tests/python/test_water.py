@@ -220,3 +220,18 @@ def test_a_refused_rebake_leaves_the_previous_cache_as_it_was(tmp_path):
         assert cache.manifest() == manifest
         assert {f: open(os.path.join(folder, "fluid", f), "rb").read()
                 for f in os.listdir(os.path.join(folder, "fluid"))} == before
+
+
+def test_no_liquid_starts_inside_a_thick_body(tmp_path):
+    """A body many spacings thick in a full tank starts empty inside: the fill skips its whole inside,
+    not only the band its particles cover (liquid left inside burst out and threw the body)."""
+    lo, hi = (0.15, 0.15, 0.05), (0.45, 0.45, 0.35)  # 7.5 spacings across at radius 0.02
+    desc = tank(1, size=(0.6, 0.6, 0.6), depth=0.5, radius=0.02,
+                extra=[obj("Crate", "rigid", lo, hi, density=500.0)])
+    cache = tsubu.bake(desc, str(tmp_path / "c"))
+    p = cache.read_particles("fluid", 1)["position"]
+    margin = 0.5 * 0.04  # the contact distance: half a spacing
+    inside = np.all((p > np.array(lo) + margin) & (p < np.array(hi) - margin), axis=1)
+    assert inside.sum() == 0, f"{inside.sum()} fluid particles start inside the body"
+    near = np.all((p > np.array(lo) - 0.1) & (p < np.array(hi) + 0.1), axis=1)
+    assert near.sum() > 100  # the liquid is all around it
