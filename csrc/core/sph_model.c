@@ -65,7 +65,7 @@ ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err
         TS_WORK_COLUMN("rvx", &m->rvx, f), TS_WORK_COLUMN("rvy", &m->rvy, f), TS_WORK_COLUMN("rvz", &m->rvz, f),
         TS_WORK_COLUMN("rfx", &m->rfx, f), TS_WORK_COLUMN("rfy", &m->rfy, f), TS_WORK_COLUMN("rfz", &m->rfz, f),
     };
-    ts_particles_init(&m->fluid, "water", 0);
+    ts_particles_init(&m->fluid, "fluid", 0); /* the solver names itself in its own checks */
     ts_particles_init(&m->solid, "solid particles", 0);
     ts_status st = ts_particles_register(&m->fluid, fluid_columns, sizeof fluid_columns / sizeof *fluid_columns, err);
     return st == TS_OK ? ts_particles_register(&m->solid, solid_columns, sizeof solid_columns / sizeof *solid_columns,
