@@ -20,6 +20,12 @@ def excerpt(value):
     list in a scene file must not become a 300 MB error line)."""
     return _EXCERPT.repr(value)
 
+
+def shorten(text, limit=200):
+    """Text (an error's own message) cut to `limit` characters for quoting in another."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 CorruptFileError = _core.CorruptFileError
 CancelledError = _core.CancelledError
 UnstableError = _core.UnstableError

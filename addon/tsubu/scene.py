@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _core
 from . import schema as schemas
-from .errors import CorruptFileError, ValidationError, excerpt
+from .errors import CorruptFileError, ValidationError, excerpt, shorten
 from .fileio import read_json, write_atomic, write_json
 
 FORMAT_VERSION = 1
@@ -140,7 +140,7 @@ class SceneDescription:
             problems.append(f"it has {len(objects)} objects, more than {MAX_OBJECTS}")
             objects = []
         for k, o in enumerate(objects):
-            where = f"object {k}" + (f" '{excerpt(o.get('name'))[1:-1]}'" if isinstance(o, dict) else "")
+            where = f"object {k}" + (f" {excerpt(o['name'])}" if isinstance(o, dict) and "name" in o else "")
             if not isinstance(o, dict):
                 problems.append(f"{where} must be a mapping with name, role, params and arrays, got {excerpt(o)}")
                 continue
@@ -161,8 +161,7 @@ class SceneDescription:
         except MemoryError:
             raise
         except Exception as e:  # zip, zlib, header and shape errors alike: the file is damaged
-            raise CorruptFileError(f"{npz_path}: damaged arrays file ({excerpt(str(e))[1:-1]}); save the scene "
-                                   "again") from None
+            raise CorruptFileError(f"{npz_path}: damaged arrays file ({shorten(e)}); save the scene again") from None
         try:
             loaded = []
             for o in objects:
