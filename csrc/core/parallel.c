@@ -52,6 +52,21 @@ static double block_dot_f32(const void *user, size_t lo, size_t hi)
     return s;
 }
 
+static double block_sum_f32(const void *user, size_t lo, size_t hi)
+{
+    const float *a = ((const arrays *)user)->a;
+    double s = 0.0;
+    for (size_t i = lo; i < hi; i++)
+        s += a[i];
+    return s;
+}
+
+double ts_sum_f32(const float *a, size_t n)
+{
+    arrays u = {a, NULL};
+    return ts_sum_blocks(n, block_sum_f32, &u);
+}
+
 double ts_sum_f64(const double *a, size_t n)
 {
     arrays u = {a, NULL};

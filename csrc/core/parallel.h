@@ -34,6 +34,7 @@ double ts_sum_blocks(size_t n, ts_block_sum_fn block_sum, const void *user);
 /* The common cases over arrays, through ts_sum_blocks. */
 double ts_sum_f64(const double *a, size_t n);
 double ts_dot_f64(const double *a, const double *b, size_t n);
+double ts_sum_f32(const float *a, size_t n);
 /* float arrays, each product and the sum taken in double */
 double ts_dot_f32(const float *a, const float *b, size_t n);
 

@@ -54,6 +54,10 @@ typedef struct ts_sph_wall {
     double phi_min, phi_max, inv_step;
     float density[TS_SPH_WALL_SAMPLES];   /* Z(phi) = sum_w m W_poly6(|x - x_w|) */
     float gradient[TS_SPH_WALL_SAMPLES];  /* G(phi) = |sum_w m grad W_spiky(x - x_w)|, along the wall normal */
+    /* F(phi): artificial viscosity against wall particles at rest, per unit
+     * sliding speed and per nu = alpha h c / rho0 - the erosion paper's
+     * F_vis(p) (sec. 3.2): a = -nu F(phi) v_t */
+    float friction[TS_SPH_WALL_SAMPLES];
 } ts_sph_wall;
 
 void ts_sph_wall_init(ts_sph_wall *w, const ts_kernels *k, double spacing, double mass);
@@ -74,6 +78,21 @@ static inline void ts_sph_wall_eval(const ts_sph_wall *w, double phi, float *den
     float f = (float)(t - i);
     *density = w->density[i] + f * (w->density[i + 1] - w->density[i]);
     *gradient = w->gradient[i] + f * (w->gradient[i + 1] - w->gradient[i]);
+}
+
+/* A table of the wall at distance phi (0 beyond h; clamped below phi_min). */
+static inline float ts_sph_wall_table(const ts_sph_wall *w, const float *table, double phi)
+{
+    if (phi >= w->phi_max)
+        return 0.0f;
+    double t = (phi - w->phi_min) * w->inv_step;
+    if (t < 0.0)
+        t = 0.0;
+    int i = (int)t;
+    if (i >= TS_SPH_WALL_SAMPLES - 1)
+        i = TS_SPH_WALL_SAMPLES - 2;
+    float f = (float)(t - i);
+    return table[i] + f * (table[i + 1] - table[i]);
 }
 
 /* Gradient and Laplacian of poly6 (the colour field of eqs. 3.20-3.22):

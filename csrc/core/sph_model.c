@@ -24,6 +24,23 @@
 #define SKIN_MIN 0.1f
 #define SKIN_MAX 0.25f
 
+/* The erosion paper's F_attract (sec. 4.3, fig. 10 b): the wall force on a
+ * lone particle, whose density is its own share rho_B and the wall's Z(l),
+ * under the Tait equation without its clamp at zero - negative pressure,
+ * so it pulls towards the wall. */
+static void init_attraction(ts_sph_model *m)
+{
+    const double rho0 = m->set.rest_density, h2 = (double)m->h * m->h;
+    const double rho_b = m->mass * m->k.poly6 * h2 * h2 * h2;        /* m W_poly6(0) */
+    const double c = m->set.speed_of_sound, B = rho0 * c * c / 7.0;
+    m->rho_1 = (float)(rho0 + rho_b);
+    for (int i = 0; i < TS_SPH_WALL_SAMPLES; i++) {
+        double rho = rho_b + m->wall.density[i], ratio = rho / rho0;
+        double p = B * (pow(ratio, 7.0) - 1.0);
+        m->attraction[i] = p < 0.0 ? (float)(2.0 * -p / (rho * rho) * m->wall.gradient[i]) : 0.0f;
+    }
+}
+
 ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err)
 {
     memset(m, 0, sizeof *m);
@@ -38,6 +55,7 @@ ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err
                                  set->gas_stiffness};
     m->mass = (float)ts_sph_lattice_mass(m->h, m->spacing, set->rest_density);
     ts_sph_wall_init(&m->wall, &m->k, m->spacing, m->mass);
+    init_attraction(m);
     for (int a = 0; a < 3; a++) {
         m->domain[a] = (float)set->domain_min[a];
         m->domain[a + 3] = (float)set->domain_max[a];
@@ -58,7 +76,8 @@ ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err
         TS_WORK_COLUMN("pos4", &m->pos4, 4 * f), TS_WORK_COLUMN("vel4", &m->vel4, 4 * f),
         TS_WORK_COLUMN("nbr", &m->nbr, NEIGHBOUR_STRIDE * sizeof *m->nbr),
         TS_WORK_COLUMN("nbr_n", &m->nbr_n, 1), TS_WORK_COLUMN("vstart", &m->vstart, sizeof *m->vstart),
-        TS_WORK_COLUMN("keep", &m->keep, 1),
+        TS_WORK_COLUMN("keep", &m->keep, 1), TS_WORK_COLUMN("tl", &m->tl, f), TS_WORK_COLUMN("tnx", &m->tnx, f),
+        TS_WORK_COLUMN("tny", &m->tny, f), TS_WORK_COLUMN("tnz", &m->tnz, f),
     };
     const ts_particle_column solid_columns[] = {
         TS_WORK_COLUMN("rx", &m->rx, f), TS_WORK_COLUMN("ry", &m->ry, f), TS_WORK_COLUMN("rz", &m->rz, f),
@@ -103,6 +122,7 @@ ts_status ts_sph_add_boundary(ts_sph_model *m, ts_sph_boundary b, ts_error *err)
     if (ts_grow((void **)&m->boundaries, &m->boundary_cap, m->n_boundaries + 1, sizeof b) != 0)
         return ts_fail(err, TS_ERR_NOMEM, "out of memory for the fluid's boundaries");
     m->boundaries[m->n_boundaries++] = b;
+    m->has_terrain |= b.kind == TS_SPH_TERRAIN;
     return TS_OK;
 }
 
@@ -155,17 +175,24 @@ static void box_walls(const ts_sph_model *m, float x, float y, float z, wall_sum
 }
 
 /* Wall weight sums of every boundary at a point (bodies have none: their
- * particles are in the density sum). */
-static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_sum *s)
+ * particles are in the density sum); the nearest terrain's distance and
+ * normal to terrain[0..3]. */
+static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_sum *s, float terrain[4])
 {
     s->inside = 1.0f;
     s->g[0] = s->g[1] = s->g[2] = 0.0f;
+    terrain[0] = m->h, terrain[1] = terrain[2] = terrain[3] = 0.0f;
     for (size_t k = 0; k < m->n_boundaries; k++) {
         const ts_sph_boundary *b = &m->boundaries[k];
         ts_collider_hit hit;
-        if (b->kind == TS_SPH_COLLIDER) {
-            if (ts_collider_query(b->shape, m->s, ts_v3(x, y, z), &hit) && hit.distance < m->h)
+        if (b->kind == TS_SPH_COLLIDER || b->kind == TS_SPH_TERRAIN) {
+            if (ts_collider_query(b->shape, m->s, ts_v3(x, y, z), &hit) && hit.distance < m->h) {
                 add_wall(m, hit.distance, (float)hit.normal.x, (float)hit.normal.y, (float)hit.normal.z, s);
+                if (b->kind == TS_SPH_TERRAIN && hit.distance < terrain[0]) {
+                    terrain[0] = hit.distance;
+                    terrain[1] = (float)hit.normal.x, terrain[2] = (float)hit.normal.y, terrain[3] = (float)hit.normal.z;
+                }
+            }
         } else if (b->kind == TS_SPH_BOX) {
             box_walls(m, x, y, z, s);
         }
@@ -370,7 +397,10 @@ void ts_sph_density(ts_sph_model *m)
                 }
         }
         wall_sum ws;
-        wall_terms(m, xi, yi, zi, &ws);
+        float terrain[4];
+        wall_terms(m, xi, yi, zi, &ws, terrain);
+        if (m->has_terrain)
+            m->tl[i] = terrain[0], m->tnx[i] = terrain[1], m->tny[i] = terrain[2], m->tnz[i] = terrain[3];
         float rho = m_poly6 * sum + rho0 * (1.0f - ws.inside);          /* eq. 3.5 plus the walls */
         float p = ts_sph_pressure(&m->eos, rho);
         m->rho[i] = rho;
@@ -428,6 +458,28 @@ static void verlet_neighbour_forces(const ts_sph_model *m, const ts_sph_loops *l
     loops->pair_forces(c, fluid, i, batch, count, sums);
 }
 
+/* What a terrain wall adds to the walls' mirrored pressure pw G n: the
+ * sec. 4.3 blend F = (rho/rho_1) F_repul + (1 - rho/rho_1) F_attract below
+ * rho_1, written as F_repul - (1 - rho/rho_1)(F_repul - F_attract), and the
+ * wall friction a = -nu F_vis(l) v_t (sec. 3.2; the terrain is at rest). */
+static void terrain_wall_terms(const ts_sph_model *m, size_t i, float pw, float nu_wall, float a[3])
+{
+    const float l = m->tl[i], n[3] = {m->tnx[i], m->tny[i], m->tnz[i]};
+    const float rho = m->rho[i];
+    if (m->set.wall_attraction > 0.0 && rho < m->rho_1) {
+        float blend = 1.0f - rho / m->rho_1;
+        float repulse = pw * ts_sph_wall_table(&m->wall, m->wall.gradient, l);
+        float attract = (float)m->set.wall_attraction * ts_sph_wall_table(&m->wall, m->attraction, l);
+        float f = -blend * (repulse + attract);
+        a[0] += f * n[0], a[1] += f * n[1], a[2] += f * n[2];
+    }
+    const float v[3] = {m->vx[i], m->vy[i], m->vz[i]};
+    const float vn = v[0] * n[0] + v[1] * n[1] + v[2] * n[2];
+    const float k = nu_wall * ts_sph_wall_table(&m->wall, m->wall.friction, l);
+    for (int q = 0; q < 3; q++)
+        a[q] -= k * (v[q] - vn * n[q]);
+}
+
 void ts_sph_forces(ts_sph_model *m)
 {
     const ts_sph_pair_consts c = make_pair_consts(m);
@@ -438,6 +490,8 @@ void ts_sph_forces(ts_sph_model *m)
     const float normal_threshold = 0.1f / c.h;
     const int muller = m->set.muller;
     const float wall_scale = muller ? 1.0f : 2.0f;
+    const float nu_wall = (float)(m->set.artificial_viscosity * ts_sph_sound_speed(&m->eos) * m->h /
+                                  m->set.rest_density);   /* alpha h c / rho0: the wall friction's nu */
     double a2_max = 0.0;
     /* dynamic: the work per particle varies (neighbour count, bodies, walls); each particle's sums are its own */
     #pragma omp parallel for schedule(dynamic, 256) reduction(max : a2_max)
@@ -467,6 +521,8 @@ void ts_sph_forces(ts_sph_model *m)
         }
         float pw = wall_scale * m->P[i];                                /* walls: mirrored pressure */
         a[0] += pw * m->wgx[i], a[1] += pw * m->wgy[i], a[2] += pw * m->wgz[i];
+        if (m->has_terrain && m->tl[i] < c.h)
+            terrain_wall_terms(m, i, pw, nu_wall, a);
         float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         if (c.sigma > 0.0f && n_len > normal_threshold) {               /* eq. 3.23 */
             float f = -c.sigma * lap / (n_len * rho_i);
@@ -590,7 +646,8 @@ static void keep_out(const ts_sph_model *m, size_t i)
     for (size_t k = 0; k < m->n_boundaries; k++) {
         const ts_sph_boundary *b = &m->boundaries[k];
         switch (b->kind) {
-        case TS_SPH_COLLIDER: keep_out_of_collider(m, b->shape, i); break;
+        case TS_SPH_COLLIDER:
+        case TS_SPH_TERRAIN: keep_out_of_collider(m, b->shape, i); break;
         case TS_SPH_BODY: keep_out_of_body(m, b, i); break;
         case TS_SPH_BOX: keep_in_box(m, i); break;
         }

@@ -40,12 +40,20 @@ typedef struct ts_sph_settings {
     double gravity[3];
     int muller;                   /* Mueller 2003's pressure (ideal gas, eq. 3.16), else WCSPH (Tait) */
     double domain_min[3], domain_max[3];
+    /* Terrain walls only: the erosion paper's sec. 4.3 - below rho_1 = rho0 +
+     * rho_B (rho_B = m W(0): one particle's own share) the wall's pressure
+     * force is blended towards attraction, so that a thin flow follows the
+     * ground into hollows rather than leaping off it; this scales the
+     * attraction (0 off, 1 the paper's). */
+    double wall_attraction;
 } ts_sph_settings;
 
 typedef enum ts_sph_boundary_kind {
     TS_SPH_COLLIDER,   /* an animated mesh collider, queried where it is at the step's end */
     TS_SPH_BODY,       /* a rigid body's shape, in the body's frame: keeps the fluid out */
-    TS_SPH_BOX         /* the inside of the domain box */
+    TS_SPH_BOX,        /* the inside of the domain box */
+    TS_SPH_TERRAIN     /* a voxel terrain's distance field (terrain.h): a static wall that changes between
+                          steps, with the sec. 4.3 attraction and the wall friction F_vis(p) of sec. 3.2 */
 } ts_sph_boundary_kind;
 
 typedef struct ts_sph_boundary {
@@ -77,6 +85,7 @@ typedef struct ts_sph_model {
     uint32_t *id;
     float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
     float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
+    float *tl, *tnx, *tny, *tnz; /* distance to the nearest terrain and its normal (tl >= h: none near) */
     float *pos4, *vel4;          /* (x, y, z, rho) and (vx, vy, vz, P) packed: what the AVX2 loops read */
     uint32_t *vlist;             /* Verlet lists: the fluid within h + skin at the last build, ... */
     uint32_t *vstart;            /* ... particle i's from vlist[vstart[i]] to vlist[vstart[i + 1]] */
@@ -100,6 +109,9 @@ typedef struct ts_sph_model {
 
     ts_sph_boundary *boundaries;
     size_t n_boundaries, boundary_cap;
+    int has_terrain;
+    float rho_1;                          /* rho0 + rho_B: below it terrain walls attract (sec. 4.3) */
+    float attraction[TS_SPH_WALL_SAMPLES]; /* F_attract(l): a lone particle's wall force, magnitude */
 
     double s;                    /* where the step ends within the frame: colliders are queried there */
     double v_max, a_max;

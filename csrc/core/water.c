@@ -38,6 +38,7 @@
 #include "rigid.h"
 #include "sph.h"
 #include "sph_model.h"
+#include "sph_sources.h"
 #include "surface.h"
 
 #define BODY_RESTITUTION 0.1
@@ -56,15 +57,6 @@ typedef struct body {
     ts_collider shape;          /* signed distance at rest: keeps liquid out of the body */
 } body;
 
-typedef struct inflow {
-    char name[64];
-    float *sx, *sy, *sz;        /* emission sites, rest pose */
-    size_t n;
-    ts_motion m;
-    float v[3];
-    int start, end;
-} inflow;
-
 typedef struct collider_entry {
     ts_collider c;
     ts_motion m;
@@ -79,7 +71,7 @@ struct ts_water {
     size_t n_bodies;
     collider_entry *colliders;
     size_t n_colliders;
-    inflow *inflows;
+    ts_sph_inflow *inflows;
     size_t n_inflows;
     uint32_t next_id;
     size_t removed;
@@ -136,80 +128,16 @@ static ts_status check_params(const ts_water_params *p, ts_error *err)
 /* Mueller's ideal-gas pressure (eq. 3.17) rather than the weakly compressible form. */
 static inline int uses_muller(const ts_water *w) { return w->p.solver == TS_WATER_MULLER; }
 
-/* Lattice points of spacing d inside a closed mesh (distance below `inside`),
- * the lattice anchored at the mesh's bounding-box corner plus d/2 so that a
- * box is filled exactly. Calls keep(point) for each; returns via callback. */
-typedef int (*lattice_fn)(void *user, float x, float y, float z, float phi);
-
-static ts_status fill_lattice(const ts_water_object *o, double spacing, double voxel, lattice_fn keep, void *user,
-                              ts_error *err)
+static ts_mesh_ref mesh_of(const ts_water_object *o)
 {
-    ts_collider sdf;
-    ts_status st = ts_collider_from_mesh(&sdf, o->name, o->vertices, o->vertex_count, o->triangles,
-                                         o->triangle_count, voxel, 2.0, err);
-    if (st != TS_OK)
-        return st;
-    float b[6];
-    ts_mesh_bounds(o->vertices, o->vertex_count, b);
-    int n[3];
-    for (int a = 0; a < 3; a++)
-        n[a] = (int)floor((b[a + 3] - b[a]) / spacing + 1e-6);
-    for (int k = 0; k < n[2] && st == TS_OK; k++)
-        for (int j = 0; j < n[1] && st == TS_OK; j++)
-            for (int i = 0; i < n[0]; i++) {
-                float px = b[0] + (float)((i + 0.5) * spacing), py = b[1] + (float)((j + 0.5) * spacing);
-                float pz = b[2] + (float)((k + 0.5) * spacing);
-                ts_collider_hit hit;
-                if (ts_collider_query(&sdf, 0.0, ts_v3(px, py, pz), &hit) && hit.distance < 0.0f &&
-                    !keep(user, px, py, pz, hit.distance)) {
-                    st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory filling '%s'", o->name);
-                    break;
-                }
-            }
-    ts_collider_free(&sdf);
-    return st;
-}
-
-/* Points with a velocity each, grown as they are found (set-up only). */
-typedef struct point_list {
-    float *c[6];        /* x, y, z, vx, vy, vz */
-    size_t n, cap;
-    double max_depth;   /* keep points no deeper than this (rigid shells); <= 0: all */
-    float velocity[3];  /* given to points added from now on */
-} point_list;
-
-static int point_list_add(void *user, float x, float y, float z, float phi)
-{
-    point_list *l = user;
-    if (l->max_depth > 0.0 && phi < -l->max_depth)
-        return 1;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 1024;
-        for (int a = 0; a < 6; a++) {
-            float *grown = realloc(l->c[a], cap * sizeof *grown);
-            if (!grown)
-                return 0;
-            l->c[a] = grown;
-        }
-        l->cap = cap;
-    }
-    const float values[6] = {x, y, z, l->velocity[0], l->velocity[1], l->velocity[2]};
-    for (int a = 0; a < 6; a++)
-        l->c[a][l->n] = values[a];
-    l->n++;
-    return 1;
-}
-
-static void point_list_free(point_list *l)
-{
-    for (int a = 0; a < 6; a++)
-        free(l->c[a]);
+    ts_mesh_ref r = {o->name, o->vertices, o->vertex_count, o->triangles, o->triangle_count};
+    return r;
 }
 
 /* Is a point inside (or against) an obstacle or a rigid body at rest? Fluid
  * must not start there. rigid: the bodies' sample points in world space with
  * a grid over them. */
-static int inside_solid(const ts_water *w, float x, float y, float z, const point_list *rigid,
+static int inside_solid(const ts_water *w, float x, float y, float z, const ts_point_list *rigid,
                         const ts_grid *rigid_grid)
 {
     ts_collider_hit hit;
@@ -250,7 +178,7 @@ static ts_status add_collider(ts_water *w, const ts_water_object *o, ts_error *e
     return TS_OK;
 }
 
-static ts_status add_body(ts_water *w, const ts_water_object *o, point_list *pts, ts_error *err)
+static ts_status add_body(ts_water *w, const ts_water_object *o, ts_point_list *pts, ts_error *err)
 {
     body *b = &w->bodies[w->n_bodies];
     snprintf(b->name, sizeof b->name, "%s", o->name);
@@ -272,9 +200,10 @@ static ts_status add_body(ts_water *w, const ts_water_object *o, point_list *pts
                           ts_v3(o->angular_velocity[0], o->angular_velocity[1], o->angular_velocity[2]));
     size_t before = pts->n;
     pts->max_depth = w->sph.h;
-    if ((st = fill_lattice(o, w->sph.spacing, 0.5 * w->sph.spacing, point_list_add, pts, err)) != TS_OK)
+    const ts_mesh_ref mesh = mesh_of(o);
+    if ((st = ts_lattice_fill(&mesh, w->sph.spacing, 0.5 * w->sph.spacing, ts_point_list_add, pts, err)) != TS_OK)
         return st;
-    if (pts->n == before && !point_list_add(pts, (float)mp.centroid.x, (float)mp.centroid.y, (float)mp.centroid.z,
+    if (pts->n == before && !ts_point_list_add(pts, (float)mp.centroid.x, (float)mp.centroid.y, (float)mp.centroid.z,
                                             0.0f))
         return ts_fail(err, TS_ERR_NOMEM, "water: out of memory sampling '%s'", o->name);
     b->first = before;
@@ -293,48 +222,17 @@ static ts_status add_body(ts_water *w, const ts_water_object *o, point_list *pts
 
 static ts_status add_inflow(ts_water *w, const ts_water_object *o, ts_error *err)
 {
-    inflow *f = &w->inflows[w->n_inflows];
-    snprintf(f->name, sizeof f->name, "%s", o->name);
-    point_list pts = {0};
-    ts_status st = fill_lattice(o, w->sph.spacing, 0.5 * w->sph.spacing, point_list_add, &pts, err);
-    if (st != TS_OK) {
-        point_list_free(&pts);
-        return st;
-    }
-    f->sx = pts.c[0];
-    f->sy = pts.c[1];
-    f->sz = pts.c[2];
-    for (int a = 3; a < 6; a++)
-        free(pts.c[a]);
-    f->n = pts.n;
-    f->m.rows = o->motion;
-    f->m.frames = o->motion_frames;
-    for (int a = 0; a < 3; a++)
-        f->v[a] = (float)o->velocity[a];
-    f->start = o->emit_start;
-    f->end = o->emit_end;
-    w->n_inflows++;
-    if (f->n == 0)
-        return ts_fail(err, TS_ERR_INVALID, "inflow '%s' is thinner than the particle spacing (%g m); make it "
-                       "larger or the particles smaller", o->name, w->sph.spacing);
-    return TS_OK;
-}
-
-/* Upper bound of the particles an inflow can emit over its frames. */
-static double inflow_budget(const ts_water *w, const inflow *f)
-{
-    double speed = sqrt(f->v[0] * f->v[0] + f->v[1] * f->v[1] + f->v[2] * f->v[2]);
-    int frames = f->end - f->start + 1;
-    if (frames <= 0)
-        return 0.0;
-    double layers = speed * frames * w->now.frame_dt / w->sph.spacing + 1.0;
-    return (double)f->n * layers * 1.2; /* 20% slack for refilling behind moving particles */
+    const ts_mesh_ref mesh = mesh_of(o);
+    ts_status st = ts_sph_inflow_init(&w->inflows[w->n_inflows], &mesh, o->motion, o->motion_frames, o->velocity,
+                                      o->emit_start, o->emit_end, w->sph.spacing, err);
+    w->n_inflows++; /* freed with the rest either way */
+    return st;
 }
 
 typedef struct fluid_fill {
     const ts_water *w;
-    point_list *pts;
-    const point_list *rigid;
+    ts_point_list *pts;
+    const ts_point_list *rigid;
     ts_grid rigid_grid;
 } fluid_fill;
 
@@ -346,7 +244,7 @@ static int keep_fluid_point(void *user, float x, float y, float z, float phi)
         return 1; /* outside the domain: it would be removed at once */
     if (inside_solid(f->w, x, y, z, f->rigid, &f->rigid_grid))
         return 1;
-    return point_list_add(f->pts, x, y, z, phi);
+    return ts_point_list_add(f->pts, x, y, z, phi);
 }
 
 static ts_status count_roles(const ts_water_object *objects, size_t n, size_t counts[4], ts_error *err)
@@ -369,8 +267,8 @@ static ts_status count_roles(const ts_water_object *objects, size_t n, size_t co
 
 /* Fluid objects filled on the lattice, leaving out what is inside solids;
  * each particle starts with its object's initial velocity. */
-static ts_status place_fluid(const ts_water *w, const ts_water_object *objects, size_t count, point_list *fluid,
-                             const point_list *rigid, ts_error *err)
+static ts_status place_fluid(const ts_water *w, const ts_water_object *objects, size_t count, ts_point_list *fluid,
+                             const ts_point_list *rigid, ts_error *err)
 {
     fluid_fill ff;
     ff.w = w, ff.pts = fluid, ff.rigid = rigid;
@@ -383,7 +281,8 @@ static ts_status place_fluid(const ts_water *w, const ts_water_object *objects, 
             continue;
         for (int a = 0; a < 3; a++)
             fluid->velocity[a] = (float)objects[i].velocity[a];
-        st = fill_lattice(&objects[i], w->sph.spacing, 0.5 * w->sph.spacing, keep_fluid_point, &ff, err);
+        const ts_mesh_ref mesh = mesh_of(&objects[i]);
+        st = ts_lattice_fill(&mesh, w->sph.spacing, 0.5 * w->sph.spacing, keep_fluid_point, &ff, err);
     }
     ts_grid_free(&ff.rigid_grid);
     return st;
@@ -407,7 +306,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         p->particle_radius, p->rest_density, p->speed_of_sound, p->gas_stiffness, p->viscosity,
         p->artificial_viscosity, p->surface_tension, p->wall_friction, p->cfl_number,
         {p->gravity[0], p->gravity[1], p->gravity[2]}, p->solver == TS_WATER_MULLER,
-        {p->domain_min[0], p->domain_min[1], p->domain_min[2]}, {p->domain_max[0], p->domain_max[1], p->domain_max[2]},
+        {p->domain_min[0], p->domain_min[1], p->domain_min[2]}, {p->domain_max[0], p->domain_max[1], p->domain_max[2]}, 0.0,
     };
     const ts_particle_column body_frame[] = {
         TS_WORK_COLUMN("rlx", &w->rlx, sizeof(float)), TS_WORK_COLUMN("rly", &w->rly, sizeof(float)),
@@ -420,7 +319,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     w->colliders = calloc(counts[TS_WATER_OBSTACLE] + 1, sizeof *w->colliders);
     w->bodies = calloc(counts[TS_WATER_RIGID] + 1, sizeof *w->bodies);
     w->inflows = calloc(counts[TS_WATER_INFLOW] + 1, sizeof *w->inflows);
-    point_list fluid = {0}, rigid = {0};
+    ts_point_list fluid = {0}, rigid = {0};
     if (st == TS_OK && (!w->colliders || !w->bodies || !w->inflows))
         st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory");
     for (size_t i = 0; i < object_count && st == TS_OK; i++) {
@@ -446,7 +345,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_BOX}, err);
     double budget = (double)fluid.n;
     for (size_t i = 0; i < w->n_inflows; i++)
-        budget += inflow_budget(w, &w->inflows[i]);
+        budget += ts_sph_inflow_budget(&w->inflows[i], w->now.frame_dt, w->sph.spacing);
     if (st == TS_OK && budget + rigid.n > (double)p->max_particles)
         st = ts_fail(err, TS_ERR_NOMEM, "water: this scene needs up to %.0f particles, above max_particles = %ld; "
                      "raise max_particles or the particle radius", budget + rigid.n, p->max_particles);
@@ -473,8 +372,8 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
             }
         }
     }
-    point_list_free(&fluid);
-    point_list_free(&rigid);
+    ts_point_list_free(&fluid);
+    ts_point_list_free(&rigid);
     if (st != TS_OK) {
         ts_water_destroy(w);
         return st;
@@ -492,11 +391,8 @@ void ts_water_destroy(ts_water *w)
         ts_collider_free(&w->colliders[c].c);
     for (size_t b = 0; b < w->n_bodies; b++)
         ts_collider_free(&w->bodies[b].shape);
-    for (size_t i = 0; i < w->n_inflows; i++) {
-        free(w->inflows[i].sx);
-        free(w->inflows[i].sy);
-        free(w->inflows[i].sz);
-    }
+    for (size_t i = 0; i < w->n_inflows; i++)
+        ts_sph_inflow_free(&w->inflows[i]);
     free(w->colliders);
     free(w->bodies);
     free(w->inflows);
@@ -505,32 +401,13 @@ void ts_water_destroy(ts_water *w)
 
 /* ------------------------------------------------------------------ inflow */
 
-/* Fill every free emission site of the inflows active in this frame (sites
- * are a lattice, so new particles never crowd each other). Returns how many. */
+/* Top up the inflows active in this frame; returns how many particles. */
 static size_t emit(ts_water *w)
 {
-    size_t before = w->sph.fluid.n;
-    int next = w->now.frame + 1;
-    for (size_t f = 0; f < w->n_inflows; f++) {
-        const inflow *in = &w->inflows[f];
-        if (next < in->start || next > in->end)
-            continue;
-        ts_transform t0 = ts_motion_at(&in->m, w->now.frame - w->p.frame_start);
-        ts_transform t1 = ts_motion_at(&in->m, next - w->p.frame_start);
-        ts_transform t = {ts_v3_add(ts_v3_scale(t0.translation, 1.0 - w->sph.s), ts_v3_scale(t1.translation, w->sph.s)),
-                          ts_quat_slerp(t0.rotation, t1.rotation, w->sph.s)};
-        ts_vec3 v = ts_quat_rotate(t.rotation, ts_v3(in->v[0], in->v[1], in->v[2]));
-        for (size_t i = 0; i < in->n && w->sph.fluid.n < w->sph.fluid.cap; i++) {
-            ts_vec3 p = ts_transform_apply(t, ts_v3(in->sx[i], in->sy[i], in->sz[i]));
-            if (!ts_sph_site_is_free(&w->sph, (float)p.x, (float)p.y, (float)p.z))
-                continue;
-            size_t k = w->sph.fluid.n++;
-            w->sph.x[k] = (float)p.x, w->sph.y[k] = (float)p.y, w->sph.z[k] = (float)p.z;
-            w->sph.vx[k] = (float)v.x, w->sph.vy[k] = (float)v.y, w->sph.vz[k] = (float)v.z;
-            w->sph.id[k] = w->next_id++;
-        }
-    }
-    return w->sph.fluid.n - before;
+    size_t n = 0;
+    for (size_t f = 0; f < w->n_inflows; f++)
+        n += ts_sph_inflow_emit(&w->inflows[f], &w->sph, &w->now, w->p.frame_start, &w->next_id);
+    return n;
 }
 
 /* --------------------------------------------------------------- the grid */

@@ -77,6 +77,7 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
  * tsubu_param_table_list) for a solver to the module. */
 int tsubu_add_solver(PyObject *module, const tsubu_solver_binding *b);
 
-extern const tsubu_solver_binding tsubu_water_binding, tsubu_sand_binding, tsubu_fracture_binding;
+extern const tsubu_solver_binding tsubu_water_binding, tsubu_sand_binding, tsubu_fracture_binding,
+    tsubu_erosion_binding;
 
 #endif

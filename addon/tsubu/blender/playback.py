@@ -403,6 +403,7 @@ STREAM_KINDS = {
     "pieces": StreamKind(),  # read through the fragments stream that names it
     "volume": StreamKind(build=build_volume, guard=guard_volume),
     "transforms": StreamKind(build=build_transforms),
+    "table": StreamKind(),  # figures per frame (erosion's budget): read by tsubu.cache, shown on the panel
 }
 
 

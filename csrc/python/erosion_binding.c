@@ -1,0 +1,28 @@
+/* erosion_binding.c - the erosion solver from Python:
+ *
+ *   erosion_bake(settings, objects, cache_dir, frame_start, frame_end, fps, ...) -> stats
+ *
+ * objects: dicts (name, role 0-5 as ts_erosion_role, vertices, triangles, motion or None, velocity,
+ * emit_start, emit_end); tsubu/effects/erosion.py builds them from a scene description. */
+#include "run_binding.h"
+
+#include "core/erosion.h"
+
+static int read_object(PyObject *d, void *object, PyObject *keep)
+{
+    ts_erosion_object *o = object;
+    tsubu_mesh_arrays mesh;
+    int role;
+    if (tsubu_read_mesh(d, keep, &mesh) < 0 || tsubu_dict_int(d, "role", &role) ||
+        tsubu_dict_vec(d, "velocity", o->velocity, 3) || tsubu_dict_int(d, "emit_start", &o->emit_start) ||
+        tsubu_dict_int(d, "emit_end", &o->emit_end))
+        return -1;
+    o->role = (ts_erosion_role)role;
+    o->name = mesh.name;
+    o->vertices = mesh.vertices, o->vertex_count = mesh.vertex_count;
+    o->triangles = mesh.triangles, o->triangle_count = mesh.triangle_count;
+    o->motion = mesh.motion, o->motion_frames = mesh.motion_frames;
+    return 0;
+}
+
+const tsubu_solver_binding tsubu_erosion_binding = {&ts_erosion_ops, read_object};
