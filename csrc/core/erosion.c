@@ -90,7 +90,7 @@ static const ts_param_def PARAMS[] = {
     TS_REAL(P, artificial_viscosity, 0.0, 1.0, 0.08),
     TS_REAL(P, surface_tension, 0.0, 100.0, 0.0728),
     TS_REAL(P, wall_friction, 0.0, 1.0, 0.1),
-    TS_REAL(P, wall_attraction, 0.0, 1.0, 0.1),
+    TS_REAL(P, wall_attraction, 0.0, 1.0, 0.5),
     TS_VEC3(P, gravity, -1000.0, 1000.0, 0.0, 0.0, -9.81),
     TS_REAL(P, cfl_number, 0.01, 1.0, 0.4),
     TS_LONG(P, max_particles, 1, 200e6, 4e6),

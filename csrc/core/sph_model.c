@@ -27,18 +27,27 @@
 /* The erosion paper's F_attract (sec. 4.3, fig. 10 b): the wall force on a
  * lone particle, whose density is its own share rho_B and the wall's Z(l),
  * under the Tait equation without its clamp at zero - negative pressure,
- * so it pulls towards the wall. */
+ * so it pulls towards the wall. Its shape is the paper's; its size is not:
+ * through B = rho0 c^2 / 7 it reaches thousands of m/s^2, which glues any
+ * drop to a cave's roof and changes with the resolution. Scaled so that its
+ * peak is |g|, wall_attraction is the share of gravity a thin flow clings
+ * with, at any scale: below 1 a drop under a roof still falls. */
 static void init_attraction(ts_sph_model *m)
 {
     const double rho0 = m->set.rest_density, h2 = (double)m->h * m->h;
     const double rho_b = m->mass * m->k.poly6 * h2 * h2 * h2;        /* m W_poly6(0) */
     const double c = m->set.speed_of_sound, B = rho0 * c * c / 7.0;
+    const double *g = m->set.gravity, g_len = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
     m->rho_1 = (float)(rho0 + rho_b);
+    double peak = 0.0, curve[TS_SPH_WALL_SAMPLES];
     for (int i = 0; i < TS_SPH_WALL_SAMPLES; i++) {
         double rho = rho_b + m->wall.density[i], ratio = rho / rho0;
         double p = B * (pow(ratio, 7.0) - 1.0);
-        m->attraction[i] = p < 0.0 ? (float)(2.0 * -p / (rho * rho) * m->wall.gradient[i]) : 0.0f;
+        curve[i] = p < 0.0 ? 2.0 * -p / (rho * rho) * m->wall.gradient[i] : 0.0;
+        peak = curve[i] > peak ? curve[i] : peak;
     }
+    for (int i = 0; i < TS_SPH_WALL_SAMPLES; i++)
+        m->attraction[i] = peak > 0.0 ? (float)(curve[i] / peak * g_len) : 0.0f;
 }
 
 ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err)
@@ -461,7 +470,11 @@ static void verlet_neighbour_forces(const ts_sph_model *m, const ts_sph_loops *l
 /* What a terrain wall adds to the walls' mirrored pressure pw G n: the
  * sec. 4.3 blend F = (rho/rho_1) F_repul + (1 - rho/rho_1) F_attract below
  * rho_1, written as F_repul - (1 - rho/rho_1)(F_repul - F_attract), and the
- * wall friction a = -nu F_vis(l) v_t (sec. 3.2; the terrain is at rest). */
+ * wall friction a = -mu_w nu F_vis(l) v_t (sec. 3.2; the terrain is at rest).
+ * Taken whole (mu_w = 1), the artificial viscosity against wall particles at
+ * rest is a no-slip wall that brakes a flow one kernel deep at hundreds of
+ * 1/s - the paper, too, had to set this friction's coefficient (sec. 4.2);
+ * mu_w is the wall_friction setting. */
 static void terrain_wall_terms(const ts_sph_model *m, size_t i, float pw, float nu_wall, float a[3])
 {
     const float l = m->tl[i], n[3] = {m->tnx[i], m->tny[i], m->tnz[i]};
@@ -475,7 +488,7 @@ static void terrain_wall_terms(const ts_sph_model *m, size_t i, float pw, float 
     }
     const float v[3] = {m->vx[i], m->vy[i], m->vz[i]};
     const float vn = v[0] * n[0] + v[1] * n[1] + v[2] * n[2];
-    const float k = nu_wall * ts_sph_wall_table(&m->wall, m->wall.friction, l);
+    const float k = (float)m->set.wall_friction * nu_wall * ts_sph_wall_table(&m->wall, m->wall.friction, l);
     for (int q = 0; q < 3; q++)
         a[q] -= k * (v[q] - vn * n[q]);
 }
@@ -596,11 +609,11 @@ static void keep_out_of_body(const ts_sph_model *m, const ts_sph_boundary *bd, s
 }
 
 /* Keep a fluid particle out of a collider: push it back to r_contact and
- * take away its approaching velocity relative to the wall, and a share of
- * its sliding velocity (wall_friction). */
-static void keep_out_of_collider(const ts_sph_model *m, const ts_collider *c, size_t i)
+ * take away its approaching velocity relative to the wall, and a share
+ * `friction` of its sliding velocity. */
+static void keep_out_of_collider(const ts_sph_model *m, const ts_collider *c, float friction, size_t i)
 {
-    const float rc = m->r_contact, keep = 1.0f - (float)m->set.wall_friction;
+    const float rc = m->r_contact, keep = 1.0f - friction;
     ts_collider_hit hit;
     ts_vec3 p = ts_v3(m->x[i], m->y[i], m->z[i]);
     if (!ts_collider_query(c, m->s, p, &hit) || hit.distance >= rc)
@@ -646,8 +659,9 @@ static void keep_out(const ts_sph_model *m, size_t i)
     for (size_t k = 0; k < m->n_boundaries; k++) {
         const ts_sph_boundary *b = &m->boundaries[k];
         switch (b->kind) {
-        case TS_SPH_COLLIDER:
-        case TS_SPH_TERRAIN: keep_out_of_collider(m, b->shape, i); break;
+        case TS_SPH_COLLIDER: keep_out_of_collider(m, b->shape, (float)m->set.wall_friction, i); break;
+        /* the ground's friction is its wall term (terrain_wall_terms): a contact only stops the approach */
+        case TS_SPH_TERRAIN: keep_out_of_collider(m, b->shape, 0.0f, i); break;
         case TS_SPH_BODY: keep_out_of_body(m, b, i); break;
         case TS_SPH_BOX: keep_in_box(m, i); break;
         }

@@ -43,8 +43,8 @@ typedef struct ts_sph_settings {
     /* Terrain walls only: the erosion paper's sec. 4.3 - below rho_1 = rho0 +
      * rho_B (rho_B = m W(0): one particle's own share) the wall's pressure
      * force is blended towards attraction, so that a thin flow follows the
-     * ground into hollows rather than leaping off it; this scales the
-     * attraction (0 off, 1 the paper's). */
+     * ground into hollows rather than leaping off it; the attraction's peak
+     * as a share of gravity (0 off; see init_attraction). */
     double wall_attraction;
 } ts_sph_settings;
 
@@ -111,7 +111,7 @@ typedef struct ts_sph_model {
     size_t n_boundaries, boundary_cap;
     int has_terrain;
     float rho_1;                          /* rho0 + rho_B: below it terrain walls attract (sec. 4.3) */
-    float attraction[TS_SPH_WALL_SAMPLES]; /* F_attract(l): a lone particle's wall force, magnitude */
+    float attraction[TS_SPH_WALL_SAMPLES]; /* F_attract(l): the paper's curve, peak |g| */
 
     double s;                    /* where the step ends within the frame: colliders are queried there */
     double v_max, a_max;

@@ -123,6 +123,7 @@ static void column_heights(const ts_terrain *t, const float *v, const int32_t *t
         }
         int i0 = (int)ceil((lo[0] - t->origin[0]) / t->voxel), i1 = (int)floor((hi[0] - t->origin[0]) / t->voxel);
         int j0 = (int)ceil((lo[1] - t->origin[1]) / t->voxel), j1 = (int)floor((hi[1] - t->origin[1]) / t->voxel);
+        i0--, j0--, i1++, j1++; /* a column on the boundary, whatever the rounding: the test below decides */
         i0 = i0 < 0 ? 0 : i0, j0 = j0 < 0 ? 0 : j0;
         i1 = i1 >= nx ? nx - 1 : i1, j1 = j1 >= ny ? ny - 1 : j1;
         for (int j = j0; j <= j1; j++)
@@ -130,7 +131,7 @@ static void column_heights(const ts_terrain *t, const float *v, const int32_t *t
                 double px = t->origin[0] + t->voxel * i, py = t->origin[1] + t->voxel * j;
                 double u = ((px - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (py - a[1])) / det;
                 double w = ((b[0] - a[0]) * (py - a[1]) - (px - a[0]) * (b[1] - a[1])) / det;
-                if (u < -1e-9 || w < -1e-9 || u + w > 1.0 + 1e-9)
+                if (u < -1e-6 || w < -1e-6 || u + w > 1.0 + 1e-6) /* a node on a shared edge belongs to both */
                     continue;
                 float z = (float)(a[2] + u * (b[2] - a[2]) + w * (c[2] - a[2]));
                 float *h = &top[(size_t)i + (size_t)nx * j];
@@ -152,6 +153,17 @@ ts_status ts_terrain_add_below(ts_terrain *t, const char *name, const float *ver
         if (triangles[i] < 0 || (size_t)triangles[i] >= vertex_count)
             return ts_fail(err, TS_ERR_INVALID, "terrain '%s': triangle %zu names vertex %d of %zu", name, i / 3,
                            (int)triangles[i], vertex_count);
+    size_t up = 0, down = 0;
+    for (size_t f = 0; f < triangle_count; f++) {
+        const float *a = vertices + 3 * triangles[3 * f], *b = vertices + 3 * triangles[3 * f + 1],
+                    *c = vertices + 3 * triangles[3 * f + 2];
+        double nz = (double)(b[0] - a[0]) * (c[1] - a[1]) - (double)(c[0] - a[0]) * (b[1] - a[1]);
+        up += nz > 0.0, down += nz < 0.0;
+    }
+    if (up > 0 && down > 0)
+        return ts_fail(err, TS_ERR_INVALID, "terrain '%s' is an open mesh but not a heightfield (%zu faces point up, "
+                       "%zu down): close it to keep caves and overhangs, or use a plane or grid displaced upwards",
+                       name, up, down);
     const size_t columns = (size_t)t->dims[0] * t->dims[1];
     float *top = malloc(columns * sizeof *top);
     if (!top)

@@ -3,6 +3,8 @@
 // Every entry point catches every exception and turns it into a ts_status
 // with a message, because a C++ exception unwinding into C (or into
 // Blender) would crash the host.
+#include <cctype>
+#include <cstdio>
 #include "tsubu_vdb.h"
 
 #include <openvdb/openvdb.h>
@@ -356,6 +358,44 @@ ts_status tsvdb_grid_to_mesh(const tsvdb_grid *g, double isovalue, double adapti
     });
 }
 
+// OpenVDB stamps every file with a random UUID (36 ASCII characters after the
+// header's magic, version numbers and grid-offsets flag). Replace it by one
+// made from a hash of everything else, so the same grids give the same bytes -
+// a bake is reproducible file for file - and different grids still differ.
+static const size_t UUID_AT = 8 + 4 + 4 + 4 + 1, UUID_LEN = 36;
+
+static bool stamp_content_uuid(const std::string &file)
+{
+    std::FILE *f = std::fopen(file.c_str(), "r+b");
+    if (!f)
+        return false;
+    std::vector<unsigned char> bytes;
+    unsigned char buf[65536];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0)
+        bytes.insert(bytes.end(), buf, buf + got);
+    bool ok = bytes.size() > UUID_AT + UUID_LEN;
+    for (size_t i = 0; ok && i < UUID_LEN; i++) {
+        char c = char(bytes[UUID_AT + i]);
+        ok = (i == 8 || i == 13 || i == 18 || i == 23) ? c == '-' : std::isxdigit((unsigned char)c) != 0;
+    }
+    if (ok) {
+        uint64_t h[2] = {1469598103934665603ull, 1099511628211ull * 7919ull};   // FNV-1a, two streams
+        for (size_t i = 0; i < bytes.size(); i++) {
+            if (i >= UUID_AT && i < UUID_AT + UUID_LEN)
+                continue;
+            h[0] = (h[0] ^ bytes[i]) * 1099511628211ull;
+            h[1] = (h[1] ^ bytes[i]) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
+        }
+        char uuid[UUID_LEN + 1];
+        std::snprintf(uuid, sizeof uuid, "%08x-%04x-%04x-%04x-%012llx", unsigned(h[0] >> 32),
+                      unsigned(h[0] >> 16) & 0xffffu, unsigned(h[0]) & 0xffffu, unsigned(h[1] >> 48),
+                      (unsigned long long)(h[1] & 0xffffffffffffull));
+        ok = std::fseek(f, long(UUID_AT), SEEK_SET) == 0 && std::fwrite(uuid, 1, UUID_LEN, f) == UUID_LEN;
+    }
+    return std::fclose(f) == 0 && ok;
+}
+
 ts_status tsvdb_write(const char *path, tsvdb_grid *const *grids, size_t count, ts_error *err)
 {
     return guarded(err, path, [&] {
@@ -367,6 +407,10 @@ ts_status tsvdb_write(const char *path, tsvdb_grid *const *grids, size_t count, 
             openvdb::io::File file(tmp);
             file.write(list);
             file.close();
+        }
+        if (!stamp_content_uuid(tmp)) {
+            std::remove(tmp.c_str());
+            return ts_fail(err, TS_ERR_IO, "%s: could not finish writing the .vdb file", path);
         }
         if (std::rename(tmp.c_str(), path) != 0) {
             std::remove(tmp.c_str());
