@@ -160,10 +160,10 @@ ts_status ts_terrain_add_below(ts_terrain *t, const char *name, const float *ver
         double nz = (double)(b[0] - a[0]) * (c[1] - a[1]) - (double)(c[0] - a[0]) * (b[1] - a[1]);
         up += nz > 0.0, down += nz < 0.0;
     }
-    if (up > 0 && down > 0)
-        return ts_fail(err, TS_ERR_INVALID, "terrain '%s' is an open mesh but not a heightfield (%zu faces point up, "
-                       "%zu down): close it to keep caves and overhangs, or use a plane or grid displaced upwards",
-                       name, up, down);
+    if (down > 0)
+        return ts_fail(err, TS_ERR_INVALID, "terrain '%s' is an open mesh but not a heightfield (%zu of its faces "
+                       "point down): close it to keep caves and overhangs, or use a plane or grid facing up "
+                       "(flip its normals if it faces down)", name, down);
     const size_t columns = (size_t)t->dims[0] * t->dims[1];
     float *top = malloc(columns * sizeof *top);
     if (!top)

@@ -47,8 +47,9 @@ ts_status ts_terrain_init(ts_terrain *t, const double lo[3], const double hi[3],
 void ts_terrain_free(ts_terrain *t);
 
 /* Add ground: the inside of a closed mesh (through the VDB layer), or
- * everything below an open mesh seen from above (a heightfield or a
- * displaced plane). The union with what is there. Messages name the object. */
+ * everything below an open mesh seen from above - a heightfield or a
+ * displaced plane, whose faces all face up (vertical skirts allowed). The
+ * union with what is there. Messages name the object. */
 ts_status ts_terrain_add_solid(ts_terrain *t, const char *name, const float *vertices, size_t vertex_count,
                                const int32_t *triangles, size_t triangle_count, ts_error *err);
 ts_status ts_terrain_add_below(ts_terrain *t, const char *name, const float *vertices, size_t vertex_count,
