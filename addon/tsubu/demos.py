@@ -7,7 +7,7 @@ import numpy as np
 
 from .baking import bake
 from .scene import SceneDescription, SceneObject
-from .shapes import box, grid_plane, open_box_walls, uv_sphere
+from .shapes import box, grid_plane, height_grid, open_box_walls, uv_sphere
 
 
 def _box_object(name, role, lo, hi, **params):
@@ -110,7 +110,25 @@ def fracture_demo_scene():
     return fracture_scene(anchored=True)
 
 
-DEMOS = {"water": water_scene, "sand": sand_scene, "fracture": fracture_demo_scene}
+def hillside_height(X, Y):
+    """A hillside falling 0.5 m over 1.6 m along x, a shallow valley down its middle, and bumps."""
+    valley = 0.08 * np.exp(-(Y / 0.25) ** 2)
+    bumps = 0.015 * np.sin(9.0 * X + 1.3) * np.cos(7.0 * Y - 0.4) + 0.01 * np.sin(23.0 * X * Y)
+    return 0.1 + 0.5 * (1.0 - X / 1.6) ** 1.3 - valley + bumps
+
+
+def erosion_scene(radius=0.015, frames=72):
+    """Heavy rain on a hillside: the water gathers in the valley and runs off the foot of the slope, carving a
+    gully and dropping sediment where it slows on the flat."""
+    xs, ys = np.linspace(0.0, 1.6, 81), np.linspace(-0.5, 0.5, 51)
+    hill = SceneObject("Hillside", "terrain", *height_grid(xs, ys, hillside_height))
+    cloud = SceneObject("Cloud", "rain", *grid_plane((0.05, -0.45), (1.0, 0.45), 0.95, (1, 1)),
+                        params={"emit_start": 1, "emit_end": frames})
+    params = {"particle_radius": radius, "voxel_size": 2 * radius, "rain_rate": 150000.0}
+    return SceneDescription("erosion", params, 1, frames, 24.0, 0, [hill, cloud])
+
+
+DEMOS = {"water": water_scene, "sand": sand_scene, "fracture": fracture_demo_scene, "erosion": erosion_scene}
 
 
 def bake_demo(effect, out, progress=None):

@@ -67,3 +67,13 @@ def grid_plane(lo, hi, z=0.0, divisions=(1, 1)):
             a = j * (nx + 1) + i
             tris += [(a, a + 1, a + nx + 2), (a, a + nx + 2, a + nx + 1)]
     return v, np.asarray(tris, np.int32)
+
+
+def height_grid(xs, ys, height):
+    """An open, upward-facing grid over the points xs by ys at heights height(X, Y) (arrays): a heightfield."""
+    X, Y = np.meshgrid(np.asarray(xs, np.float64), np.asarray(ys, np.float64), indexing="ij")
+    v = np.stack([X, Y, height(X, Y)], axis=-1).reshape(-1, 3).astype(np.float32)
+    n, m = X.shape
+    q = (np.arange(n - 1)[:, None] * m + np.arange(m - 1)[None, :]).reshape(-1)
+    t = np.concatenate([np.stack([q, q + m, q + m + 1], 1), np.stack([q, q + m + 1, q + 1], 1)]).astype(np.int32)
+    return v, t

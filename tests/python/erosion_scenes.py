@@ -2,16 +2,12 @@
 import numpy as np
 
 import tsubu
-from tsubu.shapes import box
+from tsubu.shapes import box, height_grid
 
 
 def heightfield(name, role, x, y, height, **params):
     """An open grid mesh over the points x (n) by y (m) at heights height(X, Y): a terrain seen from above."""
-    X, Y = np.meshgrid(np.asarray(x, float), np.asarray(y, float), indexing="ij")
-    v = np.stack([X, Y, height(X, Y)], axis=-1).reshape(-1, 3).astype(np.float32)
-    n, m = X.shape
-    q = (np.arange(n - 1)[:, None] * m + np.arange(m - 1)[None, :]).reshape(-1)
-    t = np.concatenate([np.stack([q, q + m, q + m + 1], 1), np.stack([q, q + m + 1, q + 1], 1)]).astype(np.int32)
+    v, t = height_grid(x, y, height)
     return tsubu.SceneObject(name, role, v, t, params=params)
 
 

@@ -193,6 +193,11 @@ def water_material():
                                transmission=1.0)
 
 
+def ground_material():
+    """Bare earth, for a baked terrain whose object has no material of its own."""
+    return principled_material("Tsubu Ground", base_color=(0.36, 0.27, 0.19, 1.0), roughness=0.95)
+
+
 def play_volume_sequence(volume, cache, stream, frames):
     volume.filepath = frame_path(cache.folder, stream, frames[0], "volume")
     volume.is_sequence = True
@@ -226,7 +231,9 @@ def volume_problem(path):
 
 
 def ensure_volume_objects(scene, domain, cache, stream, desc):
-    """A Volume sequence for the stream, and for level sets a mesh made by Volume to Mesh."""
+    """A Volume sequence for the stream, and a mesh made from it by Volume to Mesh where the stream asks
+    for one: level sets ("surface") at their zero crossing with a water material, density volumes (the
+    erosion's terrain) at the stream's threshold with the materials of the object it replaces."""
     frames = cache.frames(stream)
     if not frames:
         return None
@@ -236,7 +243,10 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
     if vol_obj is None:
         vol_obj = ensure_object(scene, vol_name, bpy.data.volumes.new(vol_name))
     play_volume_sequence(vol_obj.data, cache, stream, frames)
-    if "surface" not in desc.get("grids", []):
+    mesh_of = desc.get("mesh")
+    if mesh_of is None and "surface" in desc.get("grids", []):
+        mesh_of = {"grid": "surface", "threshold": 0.0}
+    if mesh_of is None:
         return vol_obj
     vol_obj.hide_render = True
     vol_obj.hide_viewport = True
@@ -245,11 +255,17 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
         mesh_obj = ensure_object(scene, name, bpy.data.meshes.new(name))
         mod = mesh_obj.modifiers.new("Tsubu Surface", "VOLUME_TO_MESH")
         mod.object = vol_obj
-        mod.grid_name = "surface"
+        mod.grid_name = mesh_of["grid"]
         mod.resolution_mode = "GRID"
-        mod.threshold = 0.0  # level sets: the zero crossing
+        mod.threshold = mesh_of["threshold"]  # level sets: the zero crossing; densities: their iso value
         mod.use_smooth_shade = True
-        mesh_obj.data.materials.append(water_material())
+        source = bpy.data.objects.get(mesh_of.get("materials_of") or "")
+        materials = [m for m in source.data.materials if m] if source is not None and source.type == "MESH" else []
+        for m in materials or [water_material() if mesh_of["grid"] == "surface" else ground_material()]:
+            mesh_obj.data.materials.append(m)
+        if source is not None:  # the baked ground stands in for the object it was made from
+            source.hide_render = True
+            source.display_type = "WIRE"
     return mesh_obj
 
 
@@ -374,7 +390,7 @@ def guard_volume(scene, domain, cache, stream, desc, frame):
 
 def build_volume(scene, domain, cache, stream, desc):
     made = ensure_volume_objects(scene, domain, cache, stream, desc) is not None
-    return made and "surface" in desc.get("grids", [])
+    return made and "surface" in desc.get("grids", [])  # a liquid surface replaces the points in renders
 
 
 def build_transforms(scene, domain, cache, stream, desc):
