@@ -34,6 +34,9 @@ def scenes():
     yield "water-tank", water_scenes.tank(8, depth=0.2, extra=extra)
     yield "sand-drop", sand_scenes.drop(2.0, frames=10)
     yield "sand-press", sand_scenes.press_box(frames=12)
+    import erosion_scenes
+    yield "demo-erosion", demos.erosion_scene(radius=0.025, frames=12)
+    yield "erosion-levee", erosion_scenes.levee(12, 1.2, 0.05)
 
 
 def digests(folder):

@@ -1,8 +1,8 @@
 """The README's demo: bake a built-in scene (water by default) with the add-on in
 headless Blender and render one frame with Cycles (CPU, few samples).
 
-    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand|fracture] [--out out]
-        [--frame N] [--samples 16]
+    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand|fracture|erosion] [--out out]
+        [--frame N] [--samples 16] [--before N]
 
 Writes OUT/<effect>_demo.png, OUT/<effect>_demo.blend and the cache in OUT/tsubu_cache/.
 """
@@ -37,6 +37,8 @@ SCENES = {
               "Tsubu Particles": ((0.76, 0.62, 0.42), 0.9)}),
     "fracture": ("Wall", (1.6, -2.2, 1.0), (1.4, 0.0, 0.63), 20,
                  {"Ball": ((0.2, 0.2, 0.22), 0.3), "Tsubu Particles": ((0.45, 0.43, 0.4), 0.9)}),
+    "erosion": ("Hillside", (2.55, -1.35, 1.3), (1.134, 0.0, 0.927), 72,
+                {"Tsubu Particles": ((0.25, 0.45, 0.75), 0.2)}),
 }
 
 
@@ -85,6 +87,7 @@ def main():
     ap.add_argument("--frame", type=int, default=None, help="the frame to render (default: one that shows the effect)")
     ap.add_argument("--samples", type=int, default=24)
     ap.add_argument("--reuse", action="store_true", help="render from an existing cache instead of baking")
+    ap.add_argument("--before", type=int, default=None, help="also render this frame, to <effect>_demo_before.png")
     args = ap.parse_args(argv)
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -113,6 +116,10 @@ def main():
         sys.exit(f"demo: the bake failed: {domain.tsubu.status}")
     print(f"demo: baked {desc.frame_end} frames in {time.monotonic() - started:.0f} s ({domain.tsubu.status})")
     stage(scene, args.samples, camera, looks)
+    if args.before is not None:
+        scene.frame_set(args.before)
+        scene.render.filepath = os.path.join(out, f"{args.effect}_demo_before.png")
+        bpy.ops.render.render(write_still=True)
     scene.frame_set(frame)
     scene.render.filepath = os.path.join(out, f"{args.effect}_demo.png")
     started = time.monotonic()

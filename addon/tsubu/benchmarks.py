@@ -445,6 +445,70 @@ def bench_load():
     print(f"load: {worst:.2f} ratio (1-thread time / 2-thread time, the worst case; at least 1: no slower)")
 
 
+def _erosion_lake(n, interval=50):
+    """SPH steps per second of the erosion solver: a lake of about n particles in a bowl on a terrain of
+    128^3 voxels, eroding every `interval` steps. Timed as _dam_break times water: between the first and
+    the last substep of each frame (no set-up, no output)."""
+    import json
+
+    from . import effects  # noqa: F401
+    from .effects import erosion
+    from .scene import SceneDescription, SceneObject
+    from .shapes import box, height_grid
+
+    radius, voxel = 0.01, 0.02
+    side = 127 * voxel                                     # 128 nodes along each axis
+    c = side / 2
+    depth = 0.25 if n <= 50_000 else 0.5
+    width = (n * (2 * radius) ** 3 / depth) ** 0.5        # a lake w x w x depth holding n particles
+    xs = np.linspace(0.0, side, 65)
+    bowl = SceneObject("Bowl", "terrain", *height_grid(xs, xs, lambda X, Y: 0.2 + 0.3 * ((X - c) ** 2 + (Y - c) ** 2)
+                                                        / c ** 2))
+    lv, lt = box((c - width / 2, c - width / 2, 0.22), (c + width / 2, c + width / 2, 0.22 + depth))
+    lake = SceneObject("Lake", "fluid", lv, lt)
+    params = {"particle_radius": radius, "voxel_size": voxel, "erosion_interval": interval, "critical_shear": 2.0,
+              "erosion_strength": 0.05, "rain_rate": 0.0, "max_particles": 4 * n}
+    desc = SceneDescription("erosion", params, 1, 3, 24.0, 0, [bowl, lake]).validate()
+    settings, objects = erosion.solver_input(desc)
+    settings.update(domain_min=[0.0, 0.0, 0.0], domain_max=[side, side, side])
+    fps = 1.0 / (SUBSTEPS * 0.4 * 2 * 2 * radius / (desc.parameters["speed_of_sound"] + 5.0))
+    stamps = {}
+    with tempfile.TemporaryDirectory() as folder:
+        stats = _core.erosion_bake(settings, objects, folder, 1, 3, fps, max_substeps=SUBSTEPS,
+                                   progress=lambda frame, *a: stamps.setdefault(frame, []).append(time.perf_counter()))
+    elapsed = sum(t[-1] - t[0] for t in stamps.values())
+    steps = sum(len(t) - 1 for t in stamps.values())
+    print(json.dumps({"particles": stats["fluid_particles"], "steps": steps, "seconds": elapsed,
+                      "steps_per_second": steps / elapsed, "rate": stats["fluid_particles"] * steps / elapsed}))
+
+
+def bench_erosion():
+    """Lakes of 25k and 200k particles on a 128^3 terrain, eroding every 50 steps and every step (the
+    difference is the cost of one erosion update), 1 and 2 threads; beside them the water solver's dam
+    break of the same size, in the same run."""
+    import json
+    import subprocess
+    import sys
+
+    def measure(code, threads):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"erosion benchmark failed: {out.stderr.strip()[-500:]}")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    for n in (25_000, 200_000):
+        for threads in (1, 2):
+            every50 = measure(f"from tsubu.benchmarks import _erosion_lake; _erosion_lake({n}, 50)", threads)
+            every1 = measure(f"from tsubu.benchmarks import _erosion_lake; _erosion_lake({n}, 1)", threads)
+            water = measure(f"from tsubu.benchmarks import _dam_break; _dam_break({n}, 0.0)", threads)
+            update = (1.0 / every1["steps_per_second"] - 1.0 / every50["steps_per_second"]) / (1.0 - 1.0 / 50)
+            print(f"erosion lake n={every50['particles']:>7} threads={threads}: {every50['steps_per_second']:7.1f} "
+                  f"steps/s ({every50['rate'] / 1e6:5.2f} M particle-steps/s; water's dam break "
+                  f"{water['rate'] / 1e6:5.2f} M, ratio {every50['rate'] / water['rate']:.2f}); one erosion update "
+                  f"{1e3 * update:6.1f} ms", flush=True)
+
+
 def run(effect):
     table = {"core": bench_core, "load": bench_load}
     table.update(_effect_benchmarks())
@@ -454,4 +518,4 @@ def run(effect):
 
 
 def _effect_benchmarks():
-    return {"water": bench_water, "sand": bench_sand, "fracture": bench_fracture}
+    return {"water": bench_water, "sand": bench_sand, "fracture": bench_fracture, "erosion": bench_erosion}

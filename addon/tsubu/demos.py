@@ -117,14 +117,14 @@ def hillside_height(X, Y):
     return 0.1 + 0.5 * (1.0 - X / 1.6) ** 1.3 - valley + bumps
 
 
-def erosion_scene(radius=0.015, frames=72):
+def erosion_scene(radius=0.01, frames=72):
     """Heavy rain on a hillside: the water gathers in the valley and runs off the foot of the slope, carving a
     gully and dropping sediment where it slows on the flat."""
     xs, ys = np.linspace(0.0, 1.6, 81), np.linspace(-0.5, 0.5, 51)
     hill = SceneObject("Hillside", "terrain", *height_grid(xs, ys, hillside_height))
     cloud = SceneObject("Cloud", "rain", *grid_plane((0.05, -0.45), (1.0, 0.45), 0.95, (1, 1)),
                         params={"emit_start": 1, "emit_end": frames})
-    params = {"particle_radius": radius, "voxel_size": 2 * radius, "rain_rate": 150000.0}
+    params = {"particle_radius": radius, "voxel_size": 2 * radius, "rain_rate": 150000.0, "write_surface": True}
     return SceneDescription("erosion", params, 1, frames, 24.0, 0, [hill, cloud])
 
 

@@ -88,8 +88,29 @@ static int sample(const ts_collider *c, ts_vec3 p, float *distance, ts_vec3 *gra
     return 1;
 }
 
+static int at_rest_in_place(const ts_collider *c)
+{
+    return c->interval == 0.0 && c->from.rotation.w == 1.0 && c->from.rotation.x == 0.0 &&
+           c->from.rotation.y == 0.0 && c->from.rotation.z == 0.0 && c->from.translation.x == 0.0 &&
+           c->from.translation.y == 0.0 && c->from.translation.z == 0.0;
+}
+
 int ts_collider_query(const ts_collider *c, double s, ts_vec3 p, ts_collider_hit *hit)
 {
+    if (at_rest_in_place(c)) { /* most colliders, and every terrain: the same numbers without the transforms */
+        ts_vec3 grad;
+        float d;
+        hit->velocity = hit->normal = ts_v3(0, 0, 0);
+        if (!sample(c, p, &d, &grad)) {
+            hit->distance = c->far_distance;
+            return 0;
+        }
+        hit->distance = d;
+        double len = ts_v3_length(grad);
+        if (len > 0)
+            hit->normal = ts_v3_scale(grad, 1.0 / len);
+        return 1;
+    }
     ts_transform t = c->interval > 0.0 ? ts_transform_lerp(c->from, c->to, s) : c->from;  /* static: no slerp */
     ts_quat inv = ts_quat_conjugate(t.rotation);
     ts_vec3 rest = ts_quat_rotate(inv, ts_v3_sub(p, t.translation));

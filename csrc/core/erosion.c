@@ -63,6 +63,7 @@ struct ts_erosion {
     float *pending;             /* per node: erosion accumulated below a transfer quantum */
     float *removed_at;          /* per node: volume fraction removed by this erosion update (work) */
     float *shear_sum;           /* per node: sum of the excess shear of its particles (work) */
+    double *slab_sums;          /* per z slab of nodes (work) */
     collider_entry *colliders;
     size_t n_colliders;
     ts_collider *sinks;
@@ -301,11 +302,13 @@ ts_status ts_erosion_create(ts_erosion **out, const ts_erosion_params *p, const 
         e->pending = calloc(e->terrain.nodes, sizeof *e->pending);
         e->removed_at = calloc(e->terrain.nodes, sizeof *e->removed_at);
         e->shear_sum = calloc(e->terrain.nodes, sizeof *e->shear_sum);
+        e->slab_sums = calloc((size_t)e->terrain.dims[2], sizeof *e->slab_sums);
         e->colliders = calloc(counts[TS_EROSION_OBSTACLE] + 1, sizeof *e->colliders);
         e->sinks = calloc(counts[TS_EROSION_SINK] + 1, sizeof *e->sinks);
         e->inflows = calloc(counts[TS_EROSION_INFLOW] + 1, sizeof *e->inflows);
         e->rains = calloc(counts[TS_EROSION_RAIN] + 1, sizeof *e->rains);
-        if (!e->pending || !e->removed_at || !e->shear_sum || !e->colliders || !e->sinks || !e->inflows || !e->rains)
+        if (!e->pending || !e->removed_at || !e->shear_sum || !e->slab_sums || !e->colliders || !e->sinks ||
+            !e->inflows || !e->rains)
             st = ts_fail(err, TS_ERR_NOMEM, "erosion: out of memory");
     }
     for (size_t i = 0; i < object_count && st == TS_OK; i++) {
@@ -385,6 +388,7 @@ void ts_erosion_destroy(ts_erosion *e)
     free(e->pending);
     free(e->removed_at);
     free(e->shear_sum);
+    free(e->slab_sums);
     for (size_t c = 0; c < e->n_colliders; c++)
         ts_collider_free(&e->colliders[c].c);
     for (size_t s = 0; s < e->n_sinks; s++)
@@ -529,15 +533,17 @@ static void grow_box(node_box *b, int i, int j, int k)
  * not change with the resolution: h is two spacings), over the time since
  * the last update; accumulated below a transfer quantum. Marks
  * removed_at and shear_sum; returns the changed nodes' box (hi < lo: none). */
-static node_box erode_nodes(ts_erosion *e, double seconds)
+static node_box erode_nodes(ts_erosion *e, double seconds, double *eroded)
 {
     ts_terrain *t = &e->terrain;
     const ts_sph_model *m = &e->sph;
     const float rate = (float)(e->p.erosion_strength * seconds);
     node_box box = {{t->dims[0], t->dims[1], t->dims[2]}, {-1, -1, -1}};
+    double *slab = e->slab_sums;   /* what each z slab lost, added in slab order: any thread count */
     #pragma omp parallel for schedule(dynamic, 1)
     for (int k = 0; k < t->dims[2]; k++) {
         node_box mine = {{t->dims[0], t->dims[1], t->dims[2]}, {-1, -1, -1}};
+        double lost = 0.0;
         for (int j = 0; j < t->dims[1]; j++)
             for (int i = 0; i < t->dims[0]; i++) {
                 size_t n = ts_terrain_index(t, i, j, k);
@@ -568,14 +574,20 @@ static node_box erode_nodes(ts_erosion *e, double seconds)
                 t->density[n] -= taken;
                 e->pending[n] = t->density[n] > 0.0f ? acc - transfer : 0.0f;
                 e->removed_at[n] = taken;
+                lost += taken;
                 grow_box(&mine, i, j, k);
             }
+        slab[k] = lost;
         #pragma omp critical(erosion_box)
         if (mine.hi[0] >= 0) {
             grow_box(&box, mine.lo[0], mine.lo[1], mine.lo[2]);
             grow_box(&box, mine.hi[0], mine.hi[1], mine.hi[2]);
         }
     }
+    double sum = 0.0;
+    for (int k = 0; k < t->dims[2]; k++)
+        sum += slab[k];
+    *eroded = sum * (double)t->voxel * t->voxel * t->voxel;
     return box;
 }
 
@@ -664,9 +676,8 @@ static void erosion_update(ts_erosion *e)
     const double seconds = e->since_erosion;
     e->since_erosion = 0.0;
     e->erosion_updates++;
-    const double before = ts_terrain_volume(&e->terrain);
-    node_box box = erode_nodes(e, seconds);
-    const double eroded = before - ts_terrain_volume(&e->terrain);
+    double eroded;
+    node_box box = erode_nodes(e, seconds, &eroded);
     if (box.hi[0] >= 0) {
         e->eroded += eroded;
         if (e->p.keep_sediment)

@@ -653,11 +653,15 @@ static void keep_in_box(const ts_sph_model *m, size_t i)
     }
 }
 
-/* Every boundary in the list's order keeps particle i out. */
-static void keep_out(const ts_sph_model *m, size_t i)
+/* Every boundary in the list's order keeps particle i out; `moved` is how
+ * far it went this step. */
+static void keep_out(const ts_sph_model *m, size_t i, float moved)
 {
     for (size_t k = 0; k < m->n_boundaries; k++) {
         const ts_sph_boundary *b = &m->boundaries[k];
+        /* the ground was this far at the step's start (a voxel of margin for what settled since) */
+        if (b->kind == TS_SPH_TERRAIN && m->tl[i] - moved > m->r_contact + b->shape->voxel_size)
+            continue;
         switch (b->kind) {
         case TS_SPH_COLLIDER: keep_out_of_collider(m, b->shape, (float)m->set.wall_friction, i); break;
         /* the ground's friction is its wall term (terrain_wall_terms): a contact only stops the approach */
@@ -676,7 +680,7 @@ void ts_sph_integrate(ts_sph_model *m, double dt)
     for (size_t i = 0; i < m->fluid.n; i++) {
         m->vx[i] += fdt * m->ax[i], m->vy[i] += fdt * m->ay[i], m->vz[i] += fdt * m->az[i]; /* eq. 3.43 */
         m->x[i] += fdt * m->vx[i], m->y[i] += fdt * m->vy[i], m->z[i] += fdt * m->vz[i];   /* eq. 3.42 */
-        keep_out(m, i);
+        keep_out(m, i, fdt * sqrtf(m->vx[i] * m->vx[i] + m->vy[i] * m->vy[i] + m->vz[i] * m->vz[i]));
         double v2 = (double)m->vx[i] * m->vx[i] + (double)m->vy[i] * m->vy[i] + (double)m->vz[i] * m->vz[i];
         if (v2 > v_max)
             v_max = v2;

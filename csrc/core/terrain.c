@@ -238,8 +238,9 @@ static int seed_node(const ts_terrain *t, int i, int j, int k, float *phi, float
     return 1;
 }
 
-/* One raster sweep of dead reckoning over the box: each node takes the
- * closest surface point of its already-swept neighbours when nearer. */
+/* One raster sweep of dead reckoning over the box [lo, hi]: each node takes
+ * the closest surface point of its already-swept neighbours when nearer.
+ * Neighbours outside the box lend the points they hold. */
 static void sweep(ts_terrain *t, const int lo[3], const int hi[3], int dir)
 {
     const float far = t->field.far_distance;
@@ -257,7 +258,7 @@ static void sweep(ts_terrain *t, const int lo[3], const int hi[3], int dir)
                             if (dk == 0 && (dj > 0 || (dj == 0 && di >= 0)))
                                 continue; /* the 13 neighbours swept before this node */
                             int a = i + dir * di, b = j + dir * dj, c = k + dir * dk;
-                            if (a < lo[0] || a > hi[0] || b < lo[1] || b > hi[1] || c < lo[2] || c > hi[2])
+                            if (a < 0 || a >= t->dims[0] || b < 0 || b >= t->dims[1] || c < 0 || c >= t->dims[2])
                                 continue;
                             const float *q = &t->closest[3 * ts_terrain_index(t, a, b, c)];
                             if (q[0] == NO_POINT)
@@ -275,31 +276,16 @@ static void sweep(ts_terrain *t, const int lo[3], const int hi[3], int dir)
 
 void ts_terrain_refresh(ts_terrain *t, const int *box_lo, const int *box_hi)
 {
-    /* nodes within the band of a changed node may change; their nearest
-     * surface points lie within the band of them: compute over twice the band */
-    int write_lo[3], write_hi[3], lo[3], hi[3];
+    /* nodes within the band of a changed node may change; nodes farther out
+     * keep their closest points, and lend them to the sweeps */
+    int lo[3], hi[3];
     for (int a = 0; a < 3; a++) {
-        int l = box_lo ? box_lo[a] : 0, h = box_hi ? box_hi[a] : t->dims[a] - 1;
-        write_lo[a] = box_lo ? l - t->band - 1 : 0;
-        write_hi[a] = box_hi ? h + t->band + 1 : t->dims[a] - 1;
-        write_lo[a] = write_lo[a] < 0 ? 0 : write_lo[a];
-        write_hi[a] = write_hi[a] >= t->dims[a] ? t->dims[a] - 1 : write_hi[a];
-        lo[a] = box_lo ? write_lo[a] - t->band - 1 : 0;
-        hi[a] = box_hi ? write_hi[a] + t->band + 1 : t->dims[a] - 1;
+        lo[a] = box_lo ? box_lo[a] - t->band - 1 : 0;
+        hi[a] = box_hi ? box_hi[a] + t->band + 1 : t->dims[a] - 1;
         lo[a] = lo[a] < 0 ? 0 : lo[a];
         hi[a] = hi[a] >= t->dims[a] ? t->dims[a] - 1 : hi[a];
     }
     const float far = t->field.far_distance;
-    const size_t sx = (size_t)(hi[0] - lo[0] + 1), sy = (size_t)(hi[1] - lo[1] + 1), sz = (size_t)(hi[2] - lo[2] + 1);
-    float *keep = NULL;
-    if (box_lo) { /* outside the write box the field stays as it was */
-        keep = malloc(sx * sy * sz * sizeof *keep);
-        if (keep)
-            for (int k = lo[2]; k <= hi[2]; k++)
-                for (int j = lo[1]; j <= hi[1]; j++)
-                    memcpy(keep + (size_t)(j - lo[1]) * sx + (size_t)(k - lo[2]) * sx * sy,
-                           &t->field.phi[ts_terrain_index(t, lo[0], j, k)], sx * sizeof *keep);
-    }
     #pragma omp parallel for schedule(static)
     for (int k = lo[2]; k <= hi[2]; k++)
         for (int j = lo[1]; j <= hi[1]; j++)
@@ -314,22 +300,8 @@ void ts_terrain_refresh(ts_terrain *t, const int *box_lo, const int *box_hi)
                 }
                 t->field.phi[n] = solid(t->density[n]) ? -phi : phi;
             }
-    for (int pass = 0; pass < 2; pass++) {
-        sweep(t, lo, hi, +1);
-        sweep(t, lo, hi, -1);
-    }
-    if (keep) {
-        for (int k = lo[2]; k <= hi[2]; k++)
-            for (int j = lo[1]; j <= hi[1]; j++)
-                for (int i = lo[0]; i <= hi[0]; i++) {
-                    if (i >= write_lo[0] && i <= write_hi[0] && j >= write_lo[1] && j <= write_hi[1] &&
-                        k >= write_lo[2] && k <= write_hi[2])
-                        continue;
-                    t->field.phi[ts_terrain_index(t, i, j, k)] =
-                        keep[(size_t)(i - lo[0]) + (size_t)(j - lo[1]) * sx + (size_t)(k - lo[2]) * sx * sy];
-                }
-        free(keep);
-    }
+    sweep(t, lo, hi, +1);
+    sweep(t, lo, hi, -1);
 }
 
 double ts_terrain_volume(const ts_terrain *t)

@@ -130,3 +130,13 @@ def test_bad_scenes_are_refused_before_baking(tmp_path):
         assert words in str(e.value), str(e.value)
         assert not os.path.exists(tmp_path / name)
     assert block  # the scene helpers load
+
+
+def test_presets_load_and_the_levee_one_is_the_papers():
+    from tsubu import presets
+    found = presets.available("erosion")
+    assert set(found) >= {"Rain on a Hillside", "River through a Canyon", "Levee Overtopping (paper)"}
+    assert presets.problems("erosion") == []
+    levee_preset = presets.load(found["Levee Overtopping (paper)"])["parameters"]
+    assert (levee_preset["critical_shear"], levee_preset["erosion_strength"]) == (6.0, 2.0)
+    assert levee_preset["keep_sediment"] is False

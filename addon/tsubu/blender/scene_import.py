@@ -11,7 +11,7 @@ from ..schema import image_array_key
 from . import properties
 
 
-SOURCE_ROLES = ("fluid", "inflow")
+SOURCE_ROLES = ("fluid", "inflow", "rain", "sink")
 
 
 def image_from_grey(name, grey):
