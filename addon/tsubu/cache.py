@@ -211,7 +211,11 @@ class Cache:
             frames = self.frames(stream)
             span = f"{frames[0]}-{frames[-1]}" if frames else "none"
             detail = ""
-            if frames and desc["kind"] != "volume":
+            if frames and desc["kind"] == "table":
+                f = self.read_particles(stream, frames[-1])
+                figures = ", ".join(f"{k} {float(v[0]):.6g}" for k, v in f.attributes.items())
+                detail = f"; at frame {frames[-1]}: {figures}"
+            elif frames and desc["kind"] != "volume":
                 f = self.read_particles(stream, frames[-1])
                 cols = ", ".join(f"{k} {v.dtype}x{1 if v.ndim == 1 else v.shape[1]}" for k, v in f.attributes.items())
                 detail = f"; last frame {f.count} rows: {cols}"

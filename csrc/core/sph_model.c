@@ -199,7 +199,8 @@ static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_su
                 add_wall(m, hit.distance, (float)hit.normal.x, (float)hit.normal.y, (float)hit.normal.z, s);
                 if (b->kind == TS_SPH_TERRAIN && hit.distance < terrain[0]) {
                     terrain[0] = hit.distance;
-                    terrain[1] = (float)hit.normal.x, terrain[2] = (float)hit.normal.y, terrain[3] = (float)hit.normal.z;
+                    terrain[1] = (float)hit.normal.x, terrain[2] = (float)hit.normal.y;
+                    terrain[3] = (float)hit.normal.z;
                 }
             }
         } else if (b->kind == TS_SPH_BOX) {

@@ -306,7 +306,8 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         p->particle_radius, p->rest_density, p->speed_of_sound, p->gas_stiffness, p->viscosity,
         p->artificial_viscosity, p->surface_tension, p->wall_friction, p->cfl_number,
         {p->gravity[0], p->gravity[1], p->gravity[2]}, p->solver == TS_WATER_MULLER,
-        {p->domain_min[0], p->domain_min[1], p->domain_min[2]}, {p->domain_max[0], p->domain_max[1], p->domain_max[2]}, 0.0,
+        {p->domain_min[0], p->domain_min[1], p->domain_min[2]}, {p->domain_max[0], p->domain_max[1], p->domain_max[2]},
+        0.0, /* no terrain: no attraction */
     };
     const ts_particle_column body_frame[] = {
         TS_WORK_COLUMN("rlx", &w->rlx, sizeof(float)), TS_WORK_COLUMN("rly", &w->rly, sizeof(float)),
