@@ -127,7 +127,7 @@ def bake(description, cache_dir, progress=None, resume=False):
         return bool(progress(p)) if progress else False
 
     try:
-        runner.run(description, cache, report, first, ready)
+        stats = runner.run(description, cache, report, first, ready)
     except (CancelledError, KeyboardInterrupt):
         if not started:  # refused or cancelled before anything was touched: the old cache stays as it was
             raise
@@ -139,5 +139,8 @@ def bake(description, cache_dir, progress=None, resume=False):
         if started:
             cache.update(status="failed", last_frame=cache.last_whole_frame(), message=str(e))
         raise
-    cache.update(status="complete", last_frame=description.frame_end, message="")
+    # the solver's figures at the end (counts, energies, erosion's volumes): in the manifest, for
+    # `python3 -m tsubu info` and Cache.manifest()["stats"]
+    cache.update(status="complete", last_frame=description.frame_end, message="",
+                 stats=stats if isinstance(stats, dict) else {})
     return cache

@@ -207,6 +207,9 @@ class Cache:
                  f"  frames {m['frame_start']}-{m['frame_end']} at {m['fps']:g} fps, seed {m['seed']}"]
         if m.get("message"):
             lines.append(f"  message: {m['message']}")
+        if m.get("stats"):
+            lines.append("  at the end: " + ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
+                                                      for k, v in m["stats"].items()))
         for stream, desc in m["streams"].items():
             frames = self.frames(stream)
             span = f"{frames[0]}-{frames[-1]}" if frames else "none"

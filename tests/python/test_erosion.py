@@ -140,3 +140,21 @@ def test_presets_load_and_the_levee_one_is_the_papers():
     levee_preset = presets.load(found["Levee Overtopping (paper)"])["parameters"]
     assert (levee_preset["critical_shear"], levee_preset["erosion_strength"]) == (6.0, 2.0)
     assert levee_preset["keep_sediment"] is False
+
+
+def test_sinks_remove_water_with_its_sediment_and_discarding_keeps_none(tmp_path):
+    """A sink over the foot of the hillside takes the runoff (and what it carries); with keep_sediment off,
+    all that erodes is discarded, as in the paper."""
+    desc = hillside(16, critical_shear=1.0, erosion_strength=0.2, keep_sediment=False)
+    desc.objects.append(block("Drain", "sink", (0.75, -0.1, 0.0), (1.1, 0.5, 0.3)))
+    cache = tsubu.bake(desc, str(tmp_path / "c"))
+    for f in cache.frames("fluid")[1:]:
+        p = cache.read_particles("fluid", f)["position"]
+        inside = np.all((p > [0.75, -0.1, 0.0]) & (p < [1.1, 0.5, 0.3]), axis=1)
+        assert not inside.any(), f
+    b = cache.read_particles("budget", 16)
+    eroded, discarded = float(b["eroded"][0]), float(b["discarded"][0])
+    assert eroded > 0.0 and discarded == eroded
+    assert float(b["suspended"][0]) == 0.0 and float(b["deposited"][0]) == 0.0
+    stats = cache.manifest()["stats"]
+    assert stats["removed"] > 0 and stats["discarded"] == stats["eroded"]
