@@ -822,9 +822,10 @@ static ts_status erosion_write_frame(void *state, ts_frame_output *out, ts_error
 }
 
 /* Checkpoint sections: "particles" (the fluid's state, sediment included),
- * "terrain" (density, distance and pending erosion per node: the distance
- * is rebuilt only where the ground changed, so it is saved rather than
- * recomputed), "rain" (what each rain owes), "counters". */
+ * "terrain" (density, distance, closest surface point and pending erosion
+ * per node: the distance is rebuilt only where the ground changed, from the
+ * closest points around it, so both are saved rather than recomputed),
+ * "rain" (what each rain owes), "counters". */
 static ts_status erosion_save_state(void *state, ts_checkpoint *cp, ts_error *err)
 {
     ts_erosion *e = state;
@@ -836,11 +837,11 @@ static ts_status erosion_save_state(void *state, ts_checkpoint *cp, ts_error *er
     };
     const ts_column terrain[] = {
         {"density", TS_ATTR_F32, 1, e->terrain.density}, {"distance", TS_ATTR_F32, 1, e->terrain.field.phi},
-        {"pending", TS_ATTR_F32, 1, e->pending},
+        {"closest", TS_ATTR_F32, 3, e->terrain.closest}, {"pending", TS_ATTR_F32, 1, e->pending},
     };
     ts_status st = ts_particles_save(&e->sph.fluid, cp, "particles", err);
     if (st == TS_OK)
-        st = ts_checkpoint_put(cp, "terrain", e->terrain.nodes, terrain, 3, err);
+        st = ts_checkpoint_put(cp, "terrain", e->terrain.nodes, terrain, 4, err);
     if (st == TS_OK && e->n_rains > 0) {
         double *owed = ts_checkpoint_scratch(cp, e->n_rains * sizeof *owed, err);
         if (!owed)
@@ -863,7 +864,7 @@ ts_status ts_erosion_restore(ts_erosion *e, const ts_checkpoint *cp, ts_error *e
     };
     const ts_column terrain[] = {
         {"density", TS_ATTR_F32, 1, e->terrain.density}, {"distance", TS_ATTR_F32, 1, e->terrain.field.phi},
-        {"pending", TS_ATTR_F32, 1, e->pending},
+        {"closest", TS_ATTR_F32, 3, e->terrain.closest}, {"pending", TS_ATTR_F32, 1, e->pending},
     };
     ts_status st = ts_particles_restore(&e->sph.fluid, cp, "particles", err);
     uint64_t rows = 0;
@@ -873,7 +874,7 @@ ts_status ts_erosion_restore(ts_erosion *e, const ts_checkpoint *cp, ts_error *e
         st = ts_fail(err, TS_ERR_CORRUPT, "the checkpoint's terrain has %llu voxels, this scene %zu: bake from the "
                      "start", (unsigned long long)rows, e->terrain.nodes);
     if (st == TS_OK)
-        st = ts_checkpoint_get(cp, "terrain", rows, terrain, 3, err);
+        st = ts_checkpoint_get(cp, "terrain", rows, terrain, 4, err);
     if (st == TS_OK && e->n_rains > 0) {
         double *owed = calloc(e->n_rains, sizeof *owed);
         const ts_column column = {"owed", TS_ATTR_F64, 1, owed};

@@ -3,8 +3,6 @@
 // Every entry point catches every exception and turns it into a ts_status
 // with a message, because a C++ exception unwinding into C (or into
 // Blender) would crash the host.
-#include <cctype>
-#include <cstdio>
 #include "tsubu_vdb.h"
 
 #include <openvdb/openvdb.h>
@@ -20,6 +18,7 @@
 #include <openvdb/tools/SignedFloodFill.h>
 #include <openvdb/tools/VolumeToMesh.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -304,6 +303,7 @@ ts_status tsvdb_dense_to_grid(const tsvdb_dense *d, float tolerance, tsvdb_grid 
                                 openvdb::Coord(d->dims[0] - 1, d->dims[1] - 1, d->dims[2] - 1));
         openvdb::tools::Dense<float, openvdb::tools::LayoutXYZ> dense(bbox, d->values);
         openvdb::tools::copyFromDense(dense, *grid, tolerance);
+        openvdb::tools::prune(grid->tree(), tolerance); // uniform blocks (a terrain's solid inside) become tiles
         grid->setGridClass(openvdb::GRID_FOG_VOLUME);
         grid->setName("density");
         *out = wrap(grid);

@@ -304,6 +304,49 @@ static void test_threads_and_checkpoint(void)
     CHECK(system(cmd) == 0);
 }
 
+/* Bake frames 1-3, then resume from that checkpoint to frame 8 in a fresh solver: every file the same as an
+ * uninterrupted bake's (the ground's distance field is rebuilt from the closest points around each change,
+ * so those must come back too). */
+static void test_resume_equals_an_uninterrupted_bake(void)
+{
+    char d1[] = "/tmp/tsubu-erosion-XXXXXX", d2[] = "/tmp/tsubu-erosion-XXXXXX";
+    CHECK(mkdtemp(d1) && mkdtemp(d2));
+    ts_error err;
+    ts_status st;
+    watch w;
+    ts_erosion_destroy(bake(d1, 2, 1, 8, &w, &err, &st));
+    CHECK(st == TS_OK);
+    ts_erosion_destroy(bake(d2, 2, 1, 3, &w, &err, &st));
+    CHECK(st == TS_OK);
+    static ts_checkpoint cp;
+    char pa[256], pb[256];
+    CHECK(ts_checkpoint_path(pa, sizeof pa, d2, &err) == TS_OK);
+    CHECK(ts_checkpoint_read(pa, &cp, &err) == TS_OK && cp.frame == 3);
+    scene s;
+    make_scene(&s, 1);
+    ts_erosion_params p = channel_params();
+    ts_erosion *r = NULL;
+    CHECK(ts_erosion_create(&r, &p, s.objects, s.count, &err) == TS_OK);
+    CHECK(r && ts_erosion_restore(r, &cp, &err) == TS_OK);
+    ts_checkpoint_free(&cp);
+    ts_frame_loop loop = {1, 8, 24.0, 400, d2, 1, NULL, NULL, 0.0, 0};
+    CHECK(r && ts_run_frames(&loop, &ts_erosion_ops, r, 3, &err) == TS_OK);
+    ts_erosion_stats stats;
+    ts_erosion_get_stats(r, &stats);
+    CHECK(stats.eroded > 0.0);
+    ts_erosion_destroy(r);
+    const char *streams[3][2] = {{"fluid", "tspf"}, {"terrain", "vdb"}, {"budget", "tspf"}};
+    for (int f = 4; f <= 8; f++)
+        for (int k = 0; k < 3; k++) {
+            snprintf(pa, sizeof pa, "%s/%s/%s_%06d.%s", d1, streams[k][0], streams[k][0], f, streams[k][1]);
+            snprintf(pb, sizeof pb, "%s/%s/%s_%06d.%s", d2, streams[k][0], streams[k][0], f, streams[k][1]);
+            CHECK(same_file(pa, pb));
+        }
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", d1, d2);
+    CHECK(system(cmd) == 0);
+}
+
 static void test_bad_input_named(void)
 {
     scene s;
@@ -341,6 +384,7 @@ const test_case erosion_tests[] = {
     {"erosion/terrain_box_and_refresh_where_changed", test_terrain_box_and_refresh_where_changed},
     {"erosion/tunnel_drains_the_lake_and_the_ground_holds", test_tunnel_drains_the_lake_and_the_ground_holds},
     {"erosion/threads_and_checkpoint", test_threads_and_checkpoint},
+    {"erosion/resume_equals_an_uninterrupted_bake", test_resume_equals_an_uninterrupted_bake},
     {"erosion/bad_input_is_named", test_bad_input_named},
     {NULL, NULL},
 };
