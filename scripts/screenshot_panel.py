@@ -38,7 +38,10 @@ def setup():
 def show_physics():
     for area in bpy.context.window_manager.windows[0].screen.areas:
         if area.type == "PROPERTIES":
-            area.spaces.active.context = "PHYSICS"
+            try:
+                area.spaces.active.context = "PHYSICS"
+            except TypeError:  # an editor without the object's tabs (yet): try again shortly
+                return 0.5
     return None
 
 
@@ -54,4 +57,4 @@ def shoot():
 
 bpy.app.timers.register(setup, first_interval=1.0)
 bpy.app.timers.register(show_physics, first_interval=2.0)
-bpy.app.timers.register(shoot, first_interval=3.5)
+bpy.app.timers.register(shoot, first_interval=4.5)
