@@ -78,6 +78,6 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
 int tsubu_add_solver(PyObject *module, const tsubu_solver_binding *b);
 
 extern const tsubu_solver_binding tsubu_water_binding, tsubu_sand_binding, tsubu_fracture_binding,
-    tsubu_erosion_binding;
+    tsubu_erosion_binding, tsubu_elastoplastic_binding;
 
 #endif
