@@ -128,7 +128,25 @@ def erosion_scene(radius=0.01, frames=72):
     return SceneDescription("erosion", params, 1, frames, 24.0, 0, [hill, cloud])
 
 
-DEMOS = {"water": water_scene, "sand": sand_scene, "fracture": fracture_demo_scene, "erosion": erosion_scene}
+def _tilted_box(half, angles):
+    """A box of half-extents `half` about its centre, turned by `angles` (radians) about x then y."""
+    v, t = box(-np.asarray(half), np.asarray(half))
+    ax, ay = angles
+    rx = np.array([[1, 0, 0], [0, np.cos(ax), -np.sin(ax)], [0, np.sin(ax), np.cos(ax)]])
+    ry = np.array([[np.cos(ay), 0, np.sin(ay)], [0, 1, 0], [-np.sin(ay), 0, np.cos(ay)]])
+    return (v @ (ry @ rx).T).astype(np.float32), t
+
+
+def elastoplastic_scene(radius=0.005, frames=48):
+    """A block of soft jelly, turned on its corner, falls across the edge of a step and wobbles to rest."""
+    jelly = _placed("Jelly", "body", _tilted_box((0.07, 0.07, 0.07), (0.5, 0.35)), (0.0, 0.0, 0.32))
+    step = _box_object("Step", "obstacle", (-0.3, -0.2, 0.0), (0.02, 0.2, 0.12))
+    params = {"particle_radius": radius, "youngs_modulus": 1e6, "poisson_ratio": 0.4}
+    return SceneDescription("elastoplastic", params, 1, frames, 24.0, 0, [jelly, step])
+
+
+DEMOS = {"water": water_scene, "sand": sand_scene, "fracture": fracture_demo_scene, "erosion": erosion_scene,
+         "elastoplastic": elastoplastic_scene}
 
 
 def bake_demo(effect, out, progress=None):

@@ -15,7 +15,7 @@ def table(effect):
     return getattr(_core, f"{effect}_params")()
 
 
-@pytest.mark.parametrize("effect", ["water", "sand", "fracture", "erosion"])
+@pytest.mark.parametrize("effect", ["water", "sand", "fracture", "erosion", "elastoplastic"])
 def test_table_and_schema_agree(effect):
     s = schema.get(effect)
     rows = {r["name"]: r for r in table(effect)}
@@ -41,7 +41,7 @@ def test_table_and_schema_agree(effect):
         assert list(r["default"][:len(expected)]) == pytest.approx(expected, rel=1e-15), p.name
 
 
-@pytest.mark.parametrize("effect", ["water", "sand", "fracture", "erosion"])
+@pytest.mark.parametrize("effect", ["water", "sand", "fracture", "erosion", "elastoplastic"])
 def test_scene_rows_are_what_the_bake_sets(effect):
     scene_rows = {r["name"] for r in table(effect) if r["from_scene"]}
     assert {"frame_start", "fps", "seed"} <= scene_rows

@@ -193,6 +193,16 @@ def water_material():
                                transmission=1.0)
 
 
+def default_material(mesh_of):
+    """For a meshed stream whose object has no material: water for a liquid's surface, bare earth for a
+    terrain, a glossy gel for a deformable body's surface."""
+    if mesh_of["grid"] != "surface":
+        return ground_material()
+    if mesh_of.get("materials_of"):
+        return principled_material("Tsubu Gel", base_color=(0.85, 0.28, 0.32, 1.0), roughness=0.25)
+    return water_material()
+
+
 def ground_material():
     """Bare earth, for a baked terrain whose object has no material of its own."""
     return principled_material("Tsubu Ground", base_color=(0.36, 0.27, 0.19, 1.0), roughness=0.95)
@@ -261,7 +271,7 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
         mod.use_smooth_shade = True
         source = bpy.data.objects.get(mesh_of.get("materials_of") or "")
         materials = [m for m in source.data.materials if m] if source is not None and source.type == "MESH" else []
-        for m in materials or [water_material() if mesh_of["grid"] == "surface" else ground_material()]:
+        for m in materials or [default_material(mesh_of)]:
             mesh_obj.data.materials.append(m)
         if source is not None:  # the baked ground stands in for the object it was made from
             source.hide_render = True
