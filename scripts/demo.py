@@ -1,7 +1,7 @@
 """The README's demo: bake a built-in scene (water by default) with the add-on in
 headless Blender and render one frame with Cycles (CPU, few samples).
 
-    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand|fracture|erosion] [--out out]
+    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand|fracture|erosion|elastoplastic] [--out out]
         [--frame N] [--samples 16] [--before N]
 
 Writes OUT/<effect>_demo.png, OUT/<effect>_demo.blend and the cache in OUT/tsubu_cache/.
@@ -39,6 +39,8 @@ SCENES = {
                  {"Ball": ((0.2, 0.2, 0.22), 0.3), "Tsubu Particles": ((0.45, 0.43, 0.4), 0.9)}),
     "erosion": ("Hillside", (2.55, -1.35, 1.3), (1.134, 0.0, 0.927), 72,
                 {"Tsubu Particles": ((0.25, 0.45, 0.75), 0.2)}),
+    "elastoplastic": ("Jelly", (0.75, -0.75, 0.45), (1.2, 0.0, 0.785), 30,
+                      {"Step": ((0.7, 0.7, 0.68), 0.5)}),
 }
 
 

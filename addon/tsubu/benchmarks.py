@@ -509,6 +509,59 @@ def bench_erosion():
                   f"{1e3 * update:6.1f} ms", flush=True)
 
 
+def _elastoplastic_cube(n, substeps=10):
+    """Milliseconds per substep of the elastoplastic solver: a cube of about n masters (the paper's fig. 7
+    material: nu 0.35, E 1.2 MPa, theta_s 0.1, theta_c 0.8) falling onto the ground, timed between the first
+    and the last substep of each of two frames, with the CG iterations of the last step."""
+    import json
+
+    from . import effects  # noqa: F401
+    from .effects import elastoplastic
+    from .scene import SceneDescription, SceneObject
+    from .shapes import box
+
+    radius = 0.005
+    side = round(n ** (1 / 3)) * 2 * radius
+    v, t = box((-side / 2, -side / 2, 0.05), (side / 2, side / 2, 0.05 + side))
+    params = {"particle_radius": radius, "poisson_ratio": 0.35, "youngs_modulus": 1.2e6, "plastic": True,
+              "yield_stretch": 0.1, "yield_compression": 0.8, "write_surface": False}
+    desc = SceneDescription("elastoplastic", params, 1, 3, 24.0, 0,
+                            [SceneObject("Bunny", "body", v, t, params={"initial_velocity": [0.0, 0.0, -1.0]})])
+    settings, objects = elastoplastic.solver_input(desc.validate())
+    fps = 1.0 / (substeps * 2e-4)  # a frame of `substeps` steps of 0.2 ms (the CFL step is longer)
+    stamps = {}
+    with tempfile.TemporaryDirectory() as folder:
+        stats = _core.elastoplastic_bake(settings, objects, folder, 1, 3, fps, max_substeps=substeps,
+                                         progress=lambda frame, *a: stamps.setdefault(frame, []).append(
+                                             time.perf_counter()))
+    elapsed = sum(t[-1] - t[0] for t in stamps.values())
+    steps = sum(len(t) - 1 for t in stamps.values())
+    print(json.dumps({"masters": stats["masters"], "slaves": stats["slaves"], "ms": 1e3 * elapsed / steps,
+                      "cg": stats["cg_iterations"]}))
+
+
+def bench_elastoplastic():
+    """Cubes of 4k, 17k and 100k masters, 1 and 2 threads, each in its own process."""
+    import json
+    import subprocess
+    import sys
+    last = None
+    for n in (4096, 17_576, 100_000):
+        for threads in (1, 2):
+            env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+            code = f"from tsubu.benchmarks import _elastoplastic_cube; _elastoplastic_cube({n})"
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                raise RuntimeError(f"elastoplastic benchmark failed: {out.stderr.strip()[-500:]}")
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            print(f"elastoplastic cube masters={r['masters']:>7} slaves={r['slaves']:>7} threads={threads}: "
+                  f"{r['ms']:8.1f} ms per substep, {r['cg']} CG iterations at the last step", flush=True)
+            if n == 17_576 and threads == 2:
+                last = r
+    print(f"elastoplastic: {last['ms']:.1f} ms per substep at {last['masters']} masters on 2 threads "
+          "(the paper's bunny: about 105 ms on 6 cores; the issue's floor: 10.5 ms)")
+
+
 def run(effect):
     table = {"core": bench_core, "load": bench_load}
     table.update(_effect_benchmarks())
@@ -518,4 +571,5 @@ def run(effect):
 
 
 def _effect_benchmarks():
-    return {"water": bench_water, "sand": bench_sand, "fracture": bench_fracture, "erosion": bench_erosion}
+    return {"water": bench_water, "sand": bench_sand, "fracture": bench_fracture, "erosion": bench_erosion,
+            "elastoplastic": bench_elastoplastic}

@@ -74,7 +74,7 @@ struct ts_elastoplastic {
     uint32_t *id, *adj;         /* adj: ADJACENT former neighbours (master indices; masters never move in the arrays) */
     double *Dinv;               /* work, 9: D^-1 */
     double *G;                  /* work, 9: V0 P(F_E) F_E^T, the stress term of eq. 11 */
-    double *R, *S, *cof;        /* work, 9 each: polar R S of F_E and its cofactor */
+    double *R, *S, *cof;        /* work, 9 each: R of F_E = R S, (tr(S) I - S)^-1 and the cofactor of F_E */
     double *lame;               /* work, 2: mu, lambda with hardening */
     double *dG;                 /* work, 9: the CG's variation of G */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
@@ -92,6 +92,7 @@ struct ts_elastoplastic {
     /* pairs, master-major */
     uint32_t *pair_slave, *pair_master, *sorder;
     float *pair_N, *pair_d;     /* normalised weight; d = x_s - x_m (3 floats) */
+    double *pair_g;             /* D_m^-1 d N: the MLS kernel gradient (3), what every pass multiplies */
     size_t pairs, pair_cap;
     ts_grid sgrid, mgrid;
 
@@ -529,6 +530,7 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     free(e->sorder);
     free(e->pair_N);
     free(e->pair_d);
+    free(e->pair_g);
     ts_grid_free(&e->sgrid);
     ts_grid_free(&e->mgrid);
     for (size_t c = 0; c < e->n_colliders; c++)
@@ -613,6 +615,11 @@ static void moment_inverse(ts_elastoplastic *e, size_t i)
     if (!ts_m3_inverse(D, &inv))
         inv = ts_m3_identity();
     mat_set(e->Dinv + 9 * i, inv);
+    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+        const float *d = e->pair_d + 3 * k;
+        for (int a = 0; a < 3; a++)
+            e->pair_g[3 * k + a] = (inv.m[a][0] * d[0] + inv.m[a][1] * d[1] + inv.m[a][2] * d[2]) * e->pair_N[k];
+    }
 }
 
 static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
@@ -634,7 +641,8 @@ static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
         if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
             ts_resize((void **)&e->pair_master, cap, sizeof *e->pair_master) ||
             ts_resize((void **)&e->sorder, cap, sizeof *e->sorder) || ts_resize((void **)&e->pair_N, cap, sizeof *e->pair_N) ||
-            ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d))
+            ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d) ||
+            ts_resize((void **)&e->pair_g, 3 * cap, sizeof *e->pair_g))
             return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
         e->pair_cap = cap;
     }
@@ -680,28 +688,42 @@ static void material(ts_elastoplastic *e, size_t i)
             G.m[a][b] *= e->V0[i];
     mat_set(e->G + 9 * i, G);
     mat_set(e->R + 9 * i, R);
-    mat_set(e->S + 9 * i, S);
+    /* (tr(S) I - S)^-1, the polar decomposition's derivative (stress_variation), with the eigenvalues
+     * sigma_j + sigma_k of tr(S) I - S held at 2 or more: below that (compression) the twist modes of
+     * 2 mu (F - R) have negative stiffness and the system of eq. 15 is indefinite - conjugate gradients
+     * then converge to velocities that blow the body up (a jelly hitting an edge did, at frame 15). The
+     * held form is stiffer there: the step stays semi-implicit and stable (the force itself is exact). */
+    ts_mat3 A, Q;
+    const double tr = S.m[0][0] + S.m[1][1] + S.m[2][2];
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            A.m[a][b] = (a == b ? tr : 0.0) - S.m[a][b];
+    double eig[3];
+    ts_sym_eigen3(A, &Q, eig);
+    ts_mat3 Ainv;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double sum = 0.0;
+            for (int k = 0; k < 3; k++)
+                sum += Q.m[a][k] * Q.m[b][k] / (eig[k] > 2.0 ? eig[k] : 2.0);
+            Ainv.m[a][b] = sum;
+        }
+    mat_set(e->S + 9 * i, Ainv);
     mat_set(e->cof + 9 * i, cof);
     e->lame[2 * i] = mu, e->lame[2 * i + 1] = lambda;
 }
 
 /* The variation of P at F_E for a variation dF: 2 mu (dF - dR) + lambda (cof F : dF) cof F
  * + lambda (J - 1) d(cof F), with dR = R X, X skew from (tr(S) I - S) x = the axial vector of
- * R^T dF - dF^T R (the polar decomposition's derivative). */
+ * R^T dF - dF^T R (the polar decomposition's derivative) - made positive definite as in material(). */
 static ts_mat3 stress_variation(const ts_elastoplastic *e, size_t i, ts_mat3 dF)
 {
-    const ts_mat3 F = mat_get(e->FE + 9 * i), R = mat_get(e->R + 9 * i), S = mat_get(e->S + 9 * i);
+    const ts_mat3 F = mat_get(e->FE + 9 * i), R = mat_get(e->R + 9 * i), Ainv = mat_get(e->S + 9 * i);
     const ts_mat3 cof = mat_get(e->cof + 9 * i);
     const double mu = e->lame[2 * i], lambda = e->lame[2 * i + 1], J = ts_m3_det(F);
     ts_mat3 M = ts_m3_mul(ts_m3_transpose(R), dF);
     ts_vec3 b = ts_v3(M.m[2][1] - M.m[1][2], M.m[0][2] - M.m[2][0], M.m[1][0] - M.m[0][1]);
-    ts_mat3 A;
-    const double tr = S.m[0][0] + S.m[1][1] + S.m[2][2];
-    for (int a = 0; a < 3; a++)
-        for (int c = 0; c < 3; c++)
-            A.m[a][c] = (a == c ? tr : 0.0) - S.m[a][c];
-    ts_mat3 Ainv;
-    ts_vec3 x = ts_m3_inverse(A, &Ainv) ? ts_m3_mul_v3(Ainv, b) : ts_v3(0, 0, 0);
+    ts_vec3 x = ts_m3_mul_v3(Ainv, b);
     const ts_mat3 X = {{{0.0, -x.z, x.y}, {x.z, 0.0, -x.x}, {-x.y, x.x, 0.0}}};
     const ts_mat3 dR = ts_m3_mul(R, X);
     double cof_dF = 0.0;
@@ -714,10 +736,11 @@ static ts_mat3 stress_variation(const ts_elastoplastic *e, size_t i, ts_mat3 dF)
                                             ts_v3_add(ts_v3_cross(d2, f0), ts_v3_cross(f2, d0)),
                                             ts_v3_add(ts_v3_cross(d0, f1), ts_v3_cross(f0, d1)));
     ts_mat3 dP;
+    const double swell = J > 1.0 ? J - 1.0 : 0.0; /* (J - 1) d(cof F) is indefinite once compressed: left out */
     for (int a = 0; a < 3; a++)
         for (int c = 0; c < 3; c++)
             dP.m[a][c] = 2.0 * mu * (dF.m[a][c] - dR.m[a][c]) + lambda * cof_dF * cof.m[a][c] +
-                         lambda * (J - 1.0) * dcof.m[a][c];
+                         lambda * swell * dcof.m[a][c];
     return dP;
 }
 
@@ -746,11 +769,7 @@ static void gather_stress(const ts_elastoplastic *e, const double *Gm, size_t s,
     out[0] = out[1] = out[2] = 0.0;
     for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
         uint32_t k = e->sorder[c], i = e->pair_master[k];
-        const double *G = Gm + 9 * i, *Di = e->Dinv + 9 * i;
-        const float *d = e->pair_d + 3 * k;
-        double g[3]; /* D^-1 d N: the MLS kernel gradient */
-        for (int a = 0; a < 3; a++)
-            g[a] = (Di[3 * a] * d[0] + Di[3 * a + 1] * d[1] + Di[3 * a + 2] * d[2]) * e->pair_N[k];
+        const double *G = Gm + 9 * i, *g = e->pair_g + 3 * k;
         for (int a = 0; a < 3; a++)
             out[a] += G[3 * a] * g[0] + G[3 * a + 1] * g[1] + G[3 * a + 2] * g[2];
     }
@@ -764,13 +783,8 @@ static void apply_operator(ts_elastoplastic *e, const double *u, double *out, do
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         double A[3][3] = {{0}}; /* sum N u_s (D^-1 d)^T */
-        const double *Di = e->Dinv + 9 * i;
         for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
-            const double *us = u + 3 * e->pair_slave[k];
-            const float *d = e->pair_d + 3 * k;
-            double g[3];
-            for (int a = 0; a < 3; a++)
-                g[a] = (Di[3 * a] * d[0] + Di[3 * a + 1] * d[1] + Di[3 * a + 2] * d[2]) * e->pair_N[k];
+            const double *us = u + 3 * e->pair_slave[k], *g = e->pair_g + 3 * k;
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++)
                     A[a][b] += us[a] * g[b];
@@ -944,14 +958,9 @@ static void collide(const ts_elastoplastic *e, float p[3], double v[3], double r
  * its singular values clamped to [1 - theta_c, 1 + theta_s], the rest to F_P. */
 static void deform(ts_elastoplastic *e, size_t i, double dt)
 {
-    const double *Di = e->Dinv + 9 * i;
     double A[3][3] = {{0}};
     for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
-        const double *vs = e->sv + 3 * e->pair_slave[k];
-        const float *d = e->pair_d + 3 * k;
-        double g[3];
-        for (int a = 0; a < 3; a++)
-            g[a] = (Di[3 * a] * d[0] + Di[3 * a + 1] * d[1] + Di[3 * a + 2] * d[2]) * e->pair_N[k];
+        const double *vs = e->sv + 3 * e->pair_slave[k], *g = e->pair_g + 3 * k;
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
                 A[a][b] += vs[a] * g[b];                                    /* eq. 7, MLS form */
@@ -987,13 +996,10 @@ static void deform(ts_elastoplastic *e, size_t i, double dt)
 static void move_master(ts_elastoplastic *e, size_t i, double dt)
 {
     double pic[3] = {0, 0, 0}, change[3] = {0, 0, 0}, grad0[3][3] = {{0}};
-    const double *Di = e->Dinv + 9 * i, *c = e->centre + 3 * i, *B = e->grad + 9 * i;
+    const double *c = e->centre + 3 * i, *B = e->grad + 9 * i;
     for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
         uint32_t s = e->pair_slave[k];
-        const float *d = e->pair_d + 3 * k;
-        double N = e->pair_N[k], g[3];
-        for (int a = 0; a < 3; a++)
-            g[a] = (Di[3 * a] * d[0] + Di[3 * a + 1] * d[1] + Di[3 * a + 2] * d[2]) * N;
+        const double N = e->pair_N[k], *g = e->pair_g + 3 * k;
         for (int a = 0; a < 3; a++) {
             pic[a] += N * e->sv[3 * s + a];
             change[a] += N * (e->sv[3 * s + a] - e->sv0[3 * s + a]);
