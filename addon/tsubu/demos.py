@@ -141,7 +141,8 @@ def elastoplastic_scene(radius=0.005, frames=48):
     """A block of soft jelly, turned on its corner, falls across the edge of a step and wobbles to rest."""
     jelly = _placed("Jelly", "body", _tilted_box((0.07, 0.07, 0.07), (0.5, 0.35)), (0.0, 0.0, 0.32))
     step = _box_object("Step", "obstacle", (-0.3, -0.2, 0.0), (0.02, 0.2, 0.12))
-    params = {"particle_radius": radius, "youngs_modulus": 1e6, "poisson_ratio": 0.4}
+    params = {"particle_radius": radius, "youngs_modulus": 1e6, "poisson_ratio": 0.4, "surface_smoothing": 8,
+              "surface_radius_scale": 2.5}
     return SceneDescription("elastoplastic", params, 1, frames, 24.0, 0, [jelly, step])
 
 
