@@ -2,7 +2,7 @@
  * lists, the density and force passes over sph_loops, the boundaries, and
  * the integration.
  *
- * A solver (water; erosion next) is a short recipe over it (SPlisHSPlasH's
+ * A solver (water, erosion) is a short recipe over it (SPlisHSPlasH's
  * TimeStep classes over its FluidModel are the same idea):
  *
  *   ts_sph_build(m)          lists when stale, the solid particles' grid
@@ -14,9 +14,9 @@
  * Boundaries are a list, walked in order: animated colliders and the domain
  * box give wall weights (Harada 2007) and keep particles out with friction;
  * a body's shape (in its moving frame) keeps them out of the body, whose own
- * particles (the "solid" set, posed by the solver) carry its pressure. A
- * changing voxel terrain becomes another kind here: a distance and normal at
- * a point, used in wall_terms and keep_out.
+ * particles (the "solid" set, posed by the solver) carry its pressure; a
+ * voxel terrain (terrain.h) is a wall whose distance field changes between
+ * steps, with the erosion paper's attraction and wall friction.
  */
 #ifndef TSUBU_SPH_MODEL_H
 #define TSUBU_SPH_MODEL_H

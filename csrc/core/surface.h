@@ -5,7 +5,7 @@
  * radius), smoothed by Gaussian passes and eroded back by most of the extra
  * radius, so the surface is smooth and the liquid keeps its volume. Blender
  * meshes the grid 'surface' with Volume to Mesh. Used by every particle
- * effect with a surface (water; elastoplastic next).
+ * effect with a surface (water, erosion, elastoplastic).
  */
 #ifndef TSUBU_SURFACE_H
 #define TSUBU_SURFACE_H
