@@ -30,12 +30,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # One venv per Blender LTS, on Debian's Python 3.11 (the interpreter the
-# extension is built for). The stamp holds the requirements it was made from.
-for v in "${BPY_VERSIONS[@]}"; do
-    venv=".venv/bpy-$v"
-    req="scripts/requirements-bpy-$v.txt"
+# extension is built for), and one with Taichi for the elastoplastic
+# benchmark's MLS-MPM peer. The stamp holds the requirements it was made from.
+make_venv() {
+    local venv=".venv/$1" req="scripts/requirements-$1.txt"
     if [ ! -f "$venv/.stamp" ] || ! cmp -s "$req" "$venv/.stamp"; then
-        echo "setup: creating $venv (bpy $v, this downloads about 400 MB once)"
+        echo "setup: creating $venv ($2)"
         rm -rf "$venv"
         /usr/bin/python3 -m venv "$venv"
         log=$(mktemp)
@@ -46,4 +46,8 @@ for v in "${BPY_VERSIONS[@]}"; do
         rm -f "$log"
         cp "$req" "$venv/.stamp"
     fi
+}
+for v in "${BPY_VERSIONS[@]}"; do
+    make_venv "bpy-$v" "bpy $v, this downloads about 400 MB once"
 done
+make_venv taichi "Taichi for a benchmark's peer, about 60 MB once"

@@ -536,17 +536,34 @@ def _elastoplastic_cube(n, substeps=10):
                                              time.perf_counter()))
     elapsed = sum(t[-1] - t[0] for t in stamps.values())
     steps = sum(len(t) - 1 for t in stamps.values())
-    print(json.dumps({"masters": stats["masters"], "slaves": stats["slaves"], "ms": 1e3 * elapsed / steps,
-                      "cg": stats["cg_iterations"]}))
+    # the step the default rule takes here (elastoplastic.c's stable_dt): 8 spacings of the elastic wave, or the
+    # CFL condition at the 1 m/s the cube lands with, whichever is shorter
+    lam = 1.2e6 * 0.35 / (1.35 * 0.3)
+    mu = 1.2e6 / 2.7
+    default_dt = min(8.0 * 2 * radius / ((lam + 2 * mu) / 1000.0) ** 0.5, 0.4 * 2 * radius / 1.0)
+    ms = 1e3 * elapsed / steps
+    print(json.dumps({"masters": stats["masters"], "slaves": stats["slaves"], "ms": ms, "cg": stats["cg_iterations"],
+                      "dt": default_dt, "ms_per_second": ms / default_dt}))
+
+
+def _taichi_python():
+    """The interpreter of the Taichi venv setup.sh makes (TSUBU_TAICHI_PYTHON overrides), or None."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    default = os.path.join(here, "..", "..", ".venv", "taichi", "bin", "python")
+    path = os.environ.get("TSUBU_TAICHI_PYTHON", default)
+    return path if os.path.exists(path) else None
 
 
 def bench_elastoplastic():
-    """Cubes of 4k, 17k and 100k masters, 1 and 2 threads, each in its own process."""
+    """Cubes of 4k, 17k and 100k masters, 1 and 2 threads, each in its own process; beside each size, in the
+    same run, an explicit MLS-MPM jelly of as many particles in Taichi (CPU, its own thread pool: both cores)."""
     import json
     import subprocess
     import sys
     last = None
-    for n in (4096, 17_576, 100_000):
+    taichi = _taichi_python()
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "taichi_mpm_jelly.py")
+    for n in (4096, 17_576, 97_336):
         for threads in (1, 2):
             env = dict(os.environ, OMP_NUM_THREADS=str(threads))
             code = f"from tsubu.benchmarks import _elastoplastic_cube; _elastoplastic_cube({n})"
@@ -555,9 +572,21 @@ def bench_elastoplastic():
                 raise RuntimeError(f"elastoplastic benchmark failed: {out.stderr.strip()[-500:]}")
             r = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"elastoplastic cube masters={r['masters']:>7} slaves={r['slaves']:>7} threads={threads}: "
-                  f"{r['ms']:8.1f} ms per substep, {r['cg']} CG iterations at the last step", flush=True)
+                  f"{r['ms']:8.1f} ms per substep, {r['cg']} CG iterations at the last step; at the default step "
+                  f"({1e3 * r['dt']:.2f} ms) {r['ms_per_second'] / 1e3:7.1f} s per simulated second", flush=True)
             if n == 17_576 and threads == 2:
                 last = r
+        if taichi and os.path.exists(script):
+            out = subprocess.run([taichi, script, str(round(n ** (1 / 3)))], capture_output=True, text=True)
+            if out.returncode == 0:
+                t = json.loads(out.stdout.strip().splitlines()[-1])
+                print(f"taichi MLS-MPM jelly particles={t['particles']:>7} (grid {t['grid']}^3, explicit): "
+                      f"{t['ms']:8.1f} ms per substep of {1e3 * t['dt']:.3f} ms, "
+                      f"{t['ms_per_second'] / 1e3:7.1f} s per simulated second", flush=True)
+            else:
+                print(f"taichi peer failed: {out.stderr.strip()[-300:]}", flush=True)
+        elif n == 4096:
+            print("taichi peer: not installed (scripts/setup.sh makes .venv/taichi)", flush=True)
     print(f"elastoplastic: {last['ms']:.1f} ms per substep at {last['masters']} masters on 2 threads "
           "(the paper's bunny: about 105 ms on 6 cores; the issue's floor: 10.5 ms)")
 
