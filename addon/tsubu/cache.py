@@ -30,7 +30,7 @@ MANIFEST = "manifest.json"
 FORMAT = "tsubu-cache"
 FORMAT_VERSION = 1
 KINDS = {"particles": "tspf", "transforms": "tspf", "heightfield": "tspf", "volume": "vdb", "pieces": "tspf",
-         "fragments": "tspf", "table": "tspf"}
+         "fragments": "tspf", "table": "tspf", "skin": "tspf"}
 ONCE = ("fragments",)  # kinds written at frame_start only
 CHECKPOINT = os.path.join("state", "checkpoint.tsck")
 CHECKPOINT_MAGIC = b"\x89TSCKP\r\n"

@@ -57,6 +57,7 @@
 #define ADD_AT 0.5              /* a new slave sits this share of a spacing from its master */
 #define REMOVE_WITHIN 0.15      /* sec. 4.3: slaves closer than 0.15 h merge */
 #define WAVE_SPACINGS 8.0       /* implicit steps: spacings an elastic wave may cross per step */
+#define SKIN_MASTERS 8          /* masters a skin vertex follows */
 
 typedef struct collider_entry {
     ts_collider c;
@@ -72,6 +73,7 @@ struct ts_elastoplastic {
     float *x, *y, *z, *vx, *vy, *vz, *mass, *V0;
     double *FE, *FP;            /* 9 each, row major */
     uint32_t *id, *adj;         /* adj: ADJACENT former neighbours (master indices; masters never move in the arrays) */
+    float *rest;                /* 3: where each master started (the skin's reference) */
     double *Dinv;               /* work, 9: D^-1 */
     double *G;                  /* work, 9: V0 P(F_E) F_E^T, the stress term of eq. 11 */
     double *R, *S, *cof;        /* work, 9 each: R of F_E = R S, (tr(S) I - S)^-1 and the cofactor of F_E */
@@ -98,6 +100,11 @@ struct ts_elastoplastic {
 
     collider_entry *colliders;
     size_t n_colliders;
+    /* the bodies' own meshes carried by the masters (the "skin" stream) */
+    float *skin_rest;           /* 3 per vertex: world at frame_start */
+    uint32_t *skin_master;      /* SKIN_MASTERS per vertex (NONE: unused) */
+    float *skin_weight;
+    size_t skin_vertices;
     size_t added, removed;
     long steps;
     int cg_iterations;
@@ -128,6 +135,7 @@ static const ts_param_def PARAMS[] = {
     TS_BOOL(P, slave_particles, 1),
     TS_LONG(P, max_particles, 1, 200e6, 4e6),
     TS_BOOL(P, write_surface, 1),
+    TS_BOOL(P, write_skin, 0),
     TS_REAL(P, surface_voxel_ratio, 0.1, 4.0, 0.5),
     TS_REAL(P, surface_radius_scale, 0.5, 4.0, 2.0),
     TS_INT(P, surface_smoothing, 0, 20, 4),
@@ -246,6 +254,7 @@ static int add_master(ts_elastoplastic *e, const ts_elastoplastic_object *o, flo
     mat_set(e->FE + 9 * i, ts_m3_identity());
     mat_set(e->FP + 9 * i, ts_m3_identity());
     e->id[i] = (uint32_t)i;
+    e->rest[3 * i] = x, e->rest[3 * i + 1] = y, e->rest[3 * i + 2] = z;
     for (int a = 0; a < ADJACENT; a++)
         e->adj[ADJACENT * i + a] = NONE;
     return 1;
@@ -324,6 +333,69 @@ static ts_status remember_neighbours(ts_elastoplastic *e, ts_error *err)
                 if (j != i && dx * dx + dy * dy + dz * dz < reach2)
                     e->adj[ADJACENT * i + k++] = j;
             }
+    }
+    return TS_OK;
+}
+
+/* Every vertex of the bodies' meshes follows its nearest masters (up to SKIN_MASTERS within the kernel's
+ * support, weighted by it; the nearest one alone when none is that close): so the mesh, its UVs and
+ * materials deform with the material (the "skin" stream). */
+static ts_status bind_skin(ts_elastoplastic *e, const ts_elastoplastic_object *objects, size_t count, ts_error *err)
+{
+    size_t nv = 0;
+    for (size_t o = 0; o < count; o++)
+        nv += objects[o].role == TS_ELASTOPLASTIC_BODY ? objects[o].vertex_count : 0;
+    e->skin_rest = malloc((3 * nv + 1) * sizeof *e->skin_rest);
+    e->skin_master = malloc((SKIN_MASTERS * nv + 1) * sizeof *e->skin_master);
+    e->skin_weight = malloc((SKIN_MASTERS * nv + 1) * sizeof *e->skin_weight);
+    if (!e->skin_rest || !e->skin_master || !e->skin_weight)
+        return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for the skin of %zu vertices", nv);
+    for (size_t o = 0, v = 0; o < count; o++)
+        if (objects[o].role == TS_ELASTOPLASTIC_BODY)
+            for (size_t k = 0; k < objects[o].vertex_count; k++, v++)
+                memcpy(e->skin_rest + 3 * v, objects[o].vertices + 3 * k, 3 * sizeof(float));
+    e->skin_vertices = nv;
+    const double reach2 = e->support * e->support;
+    #pragma omp parallel for schedule(static)
+    for (size_t v = 0; v < nv; v++) {
+        const float *p = e->skin_rest + 3 * v;
+        uint32_t best[SKIN_MASTERS];
+        double d2s[SKIN_MASTERS], nearest2 = 1e300;
+        uint32_t nearest = NONE;
+        int found = 0;
+        ts_neighbor_ranges r;
+        ts_grid_neighbor_ranges(&e->mgrid, p[0], p[1], p[2], &r);
+        for (int q = 0; q < r.n; q++)
+            for (uint32_t c = r.begin[q]; c < r.end[q]; c++) {
+                uint32_t m = e->mgrid.sorted[c];
+                double dx = p[0] - e->x[m], dy = p[1] - e->y[m], dz = p[2] - e->z[m];
+                double d2 = dx * dx + dy * dy + dz * dz;
+                if (d2 < nearest2 || (d2 == nearest2 && m < nearest))
+                    nearest2 = d2, nearest = m;
+                if (d2 >= reach2)
+                    continue;
+                int at; /* keep the closest, in order, ties by index */
+                if (found < SKIN_MASTERS)
+                    at = found++;
+                else if (d2 < d2s[SKIN_MASTERS - 1] || (d2 == d2s[SKIN_MASTERS - 1] && m < best[SKIN_MASTERS - 1]))
+                    at = SKIN_MASTERS - 1;
+                else
+                    continue;
+                while (at > 0 && (d2s[at - 1] > d2 || (d2s[at - 1] == d2 && best[at - 1] > m))) {
+                    d2s[at] = d2s[at - 1], best[at] = best[at - 1];
+                    at--;
+                }
+                d2s[at] = d2, best[at] = m;
+            }
+        double sum = 0.0, w[SKIN_MASTERS];
+        for (int k = 0; k < found; k++)
+            sum += w[k] = kernel(sqrt(d2s[k]), e->h);
+        for (int k = 0; k < SKIN_MASTERS; k++) {
+            e->skin_master[SKIN_MASTERS * v + k] = k < found && sum > 0.0 ? best[k] : NONE;
+            e->skin_weight[SKIN_MASTERS * v + k] = k < found && sum > 0.0 ? (float)(w[k] / sum) : 0.0f;
+        }
+        if (!(sum > 0.0) && nearest != NONE)
+            e->skin_master[SKIN_MASTERS * v] = nearest, e->skin_weight[SKIN_MASTERS * v] = 1.0f;
     }
     return TS_OK;
 }
@@ -458,6 +530,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_STATE_COLUMN("mass", &e->mass, TS_ATTR_F32, 1), TS_STATE_COLUMN("V0", &e->V0, TS_ATTR_F32, 1),
         TS_STATE_COLUMN("FE", &e->FE, TS_ATTR_F64, 9), TS_STATE_COLUMN("FP", &e->FP, TS_ATTR_F64, 9),
         TS_STATE_COLUMN("id", &e->id, TS_ATTR_U32, 1), TS_STATE_COLUMN("adjacent", &e->adj, TS_ATTR_U32, ADJACENT),
+        TS_STATE_COLUMN("rest", &e->rest, TS_ATTR_F32, 3),
         TS_WORK_COLUMN("Dinv", &e->Dinv, 9 * d), TS_WORK_COLUMN("G", &e->G, 9 * d), TS_WORK_COLUMN("R", &e->R, 9 * d),
         TS_WORK_COLUMN("S", &e->S, 9 * d), TS_WORK_COLUMN("cof", &e->cof, 9 * d), TS_WORK_COLUMN("lame", &e->lame, 2 * d),
         TS_WORK_COLUMN("dG", &e->dG, 9 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
@@ -501,6 +574,8 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
     }
     if (st == TS_OK)
         st = remember_neighbours(e, err);
+    if (st == TS_OK)
+        st = bind_skin(e, objects, object_count, err);
     if (st == TS_OK && p->slave_particles) {
         e->slaves.max = (size_t)p->max_particles - e->masters.n;
         st = place_slaves(e, err);
@@ -531,6 +606,9 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     free(e->pair_N);
     free(e->pair_d);
     free(e->pair_g);
+    free(e->skin_rest);
+    free(e->skin_master);
+    free(e->skin_weight);
     ts_grid_free(&e->sgrid);
     ts_grid_free(&e->mgrid);
     for (size_t c = 0; c < e->n_colliders; c++)
@@ -1178,6 +1256,40 @@ static ts_status elastoplastic_step(void *state, const ts_step_context *now, ts_
 
 /* --------------------------------------------------------------- outputs */
 
+/* The skin: each vertex where its masters' motion takes it, x = sum w (x_m + F_m (X - X_m)) with F = F_E F_P
+ * (X, X_m at rest): a rigid motion moves it rigidly, a stretch stretches it. */
+static ts_status write_skin(const ts_elastoplastic *e, ts_frame_output *out, ts_error *err)
+{
+    const size_t nv = e->skin_vertices;
+    float *pos = malloc((3 * nv + 1) * sizeof *pos);
+    if (!pos)
+        return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory writing the skin of frame %d", out->frame);
+    #pragma omp parallel for schedule(static)
+    for (size_t v = 0; v < nv; v++) {
+        double p[3] = {0, 0, 0};
+        const float *X = e->skin_rest + 3 * v;
+        for (int k = 0; k < SKIN_MASTERS; k++) {
+            uint32_t m = e->skin_master[SKIN_MASTERS * v + k];
+            if (m == NONE)
+                break;
+            const ts_mat3 F = ts_m3_mul(mat_get(e->FE + 9 * m), mat_get(e->FP + 9 * m));
+            const ts_vec3 d = ts_m3_mul_v3(F, ts_v3(X[0] - e->rest[3 * m], X[1] - e->rest[3 * m + 1],
+                                                    X[2] - e->rest[3 * m + 2]));
+            const double w = e->skin_weight[SKIN_MASTERS * v + k];
+            p[0] += w * (e->x[m] + d.x), p[1] += w * (e->y[m] + d.y), p[2] += w * (e->z[m] + d.z);
+        }
+        for (int a = 0; a < 3; a++)
+            pos[3 * v + a] = (float)p[a];
+    }
+    ts_frame f;
+    ts_frame_init(&f, out->frame, out->time, nv);
+    ts_status st = ts_frame_add(&f, "position", TS_ATTR_F32, 3, pos, err);
+    if (st == TS_OK)
+        st = ts_output_particles(out, "skin", &f, err);
+    free(pos);
+    return st;
+}
+
 static ts_status elastoplastic_write_frame(void *state, ts_frame_output *out, ts_error *err)
 {
     ts_elastoplastic *e = state;
@@ -1217,6 +1329,8 @@ static ts_status elastoplastic_write_frame(void *state, ts_frame_output *out, ts
                                              e->p.surface_smoothing};
         st = ts_output_surface(out, "surface", &surface, e->x, e->y, e->z, n, err);
     }
+    if (st == TS_OK && e->p.write_skin)
+        st = write_skin(e, out, err);
     return st;
 }
 

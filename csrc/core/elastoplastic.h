@@ -12,7 +12,8 @@
  * SVD clamp (eqs. 18-21).
  *
  * Outputs per frame: stream "masters" (position, velocity, id, J, plastic
- * strain) and "surface" (.vdb level set, if asked).
+ * strain), "surface" (.vdb level set, if asked) and "skin" (the positions
+ * of the bodies' own mesh vertices, carried by the masters, if asked).
  */
 #ifndef TSUBU_ELASTOPLASTIC_H
 #define TSUBU_ELASTOPLASTIC_H
@@ -63,6 +64,7 @@ typedef struct ts_elastoplastic_params {
     int slave_particles;            /* 0: stress at the masters (the paper's fig. 7 left; for tests) */
     long max_particles;             /* masters + slaves */
     int write_surface;
+    int write_skin;                 /* the bodies' meshes carried by the masters: stream "skin" */
     double surface_voxel_ratio, surface_radius_scale;
     int surface_smoothing;
     int frame_start;

@@ -1,7 +1,8 @@
 """The elastoplastic effect in real Blender: the demo (a jelly block falling across a step; coarser, to run
 in seconds) is built from its description, its body given a material, baked with the Bake operator and
 played back: the masters' points and a surface meshed by Volume to Mesh from the baked level set, wearing
-the body's own material, with the body hidden from renders; the surface moves down with the jelly.
+the body's own material, with the body hidden from renders; the surface moves down with the jelly; and the
+jelly's own mesh, carried by the particles (the skin), keeps its material and goes where the surface goes.
 
 Run: blender -b --factory-startup --python tests/blender/test_elastoplastic.py
  or: .venv/bpy-4.5/bin/python tests/blender/test_elastoplastic.py
@@ -33,7 +34,7 @@ def test_demo_jelly_bakes_and_plays_back_as_a_mesh():
         from tsubu import demos
         from tsubu.blender.scene_import import create_objects
         desc = demos.elastoplastic_scene(radius=0.01, frames=12)
-        desc.parameters.update(surface_smoothing=1, surface_voxel_ratio=1.0)
+        desc.parameters.update(surface_smoothing=1, surface_voxel_ratio=1.0, write_skin=True)
         scene = bpy.context.scene
         scene.frame_start, scene.frame_end, scene.render.fps = 1, 12, 24
         made = create_objects(desc)
@@ -53,6 +54,10 @@ def test_demo_jelly_bakes_and_plays_back_as_a_mesh():
         z12, _ = mean_height(surface)
         assert z12 < z1 - 0.05, (z1, z12)  # it fell
         assert len(bpy.data.objects["Jelly.masters"].data.vertices) > 100
+        skin = bpy.data.objects["Jelly.skin"]  # the jelly's own mesh, carried by the particles
+        assert len(skin.data.vertices) == len(jelly.data.vertices) and skin.data.materials[0].name == "Gel"
+        skin_z = sum(v.co.z for v in skin.data.vertices) / len(skin.data.vertices)
+        assert abs(skin_z - z12) < 0.03, (skin_z, z12)  # where the surface is
     finally:
         addon_utils.disable("tsubu", default_set=True)
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "core/cache.h"
 #include "core/elastoplastic.h"
 #include "fixtures.h"
 
@@ -107,6 +108,7 @@ static void test_free_fall_does_not_deform(void)
     CHECK(mkdtemp(dir) != NULL);
     ts_elastoplastic_params p = cube_params(0.1f);
     p.ground = 0;
+    p.write_skin = 1;
     squash sq;
     ts_status st;
     ts_error err;
@@ -120,6 +122,24 @@ static void test_free_fall_does_not_deform(void)
     CHECK_NEAR(s.momentum[2] / (1000.0 * s.rest_volume), -9.81 * 5.0 / 24.0, 0.002); /* falls at g */
     extent b = masters_extent(e);
     CHECK_NEAR(b.hi[2] - b.lo[2], 0.09f, 1e-4);
+    /* the skin: the cube's own 8 corners carried rigidly, as far as the masters fell */
+    char path[256];
+    ts_frame first, last;
+    snprintf(path, sizeof path, "%s/skin/skin_%06d.tspf", dir, 1);
+    CHECK(ts_frame_read(path, &first, &err) == TS_OK);
+    snprintf(path, sizeof path, "%s/skin/skin_%06d.tspf", dir, 6);
+    CHECK(ts_frame_read(path, &last, &err) == TS_OK);
+    CHECK(first.count == 8 && last.count == 8);
+    if (first.count == 8 && last.count == 8) {
+        const float *p0 = ts_frame_find(&first, "position")->data, *p1 = ts_frame_find(&last, "position")->data;
+        const float drop = b.lo[2] - (0.5f + 0.005f); /* how far the lowest masters moved */
+        for (int v = 0; v < 8; v++) {
+            CHECK_NEAR(p1[3 * v] - p0[3 * v], 0.0, 1e-5);
+            CHECK_NEAR(p1[3 * v + 2] - p0[3 * v + 2], drop, 1e-4);
+        }
+    }
+    ts_frame_free(&first);
+    ts_frame_free(&last);
     ts_elastoplastic_destroy(e);
     remove_dir(dir);
 }

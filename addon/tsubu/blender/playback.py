@@ -379,6 +379,38 @@ def show_fragments(scene, domain, cache, stream, desc, frame, radius):
         pose_fragments(ensure_fragments_object(scene, domain, cache, stream, desc).data, read_particles(pieces))
 
 
+def ensure_skin_object(scene, domain, stream, desc):
+    """The body's own mesh (as the bake saw it: modifiers applied, UVs and materials kept) as a result
+    object whose vertices the skin stream moves; the body itself stands in."""
+    name = f"{domain.name}.{stream}"
+    obj = bpy.data.objects.get(name)
+    if obj is not None:
+        return obj
+    source = bpy.data.objects.get(desc.get("object", ""))
+    if source is None or source.type != "MESH":
+        return None
+    evaluated = source.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = bpy.data.meshes.new_from_object(evaluated)
+    mesh.name = name
+    obj = ensure_object(scene, name, mesh)  # world coordinates: the object stays at the origin
+    source.hide_render = True
+    source.display_type = "WIRE"
+    return obj
+
+
+def show_skin(scene, domain, cache, stream, desc, frame, radius):
+    path = frame_path(cache.folder, stream, frame)
+    obj = ensure_skin_object(scene, domain, stream, desc)
+    if obj is None or not os.path.exists(path):
+        return
+    positions = read_particles(path)["position"]
+    if len(positions) != len(obj.data.vertices):
+        raise ValueError(f"{path}: {len(positions)} skin vertices for a mesh of {len(obj.data.vertices)}; "
+                         "bake again after editing the body")
+    obj.data.vertices.foreach_set("co", np.ascontiguousarray(positions, np.float32).reshape(-1))
+    obj.data.update()
+
+
 def guard_volume(scene, domain, cache, stream, desc, frame):
     """Before Blender loads this frame's file: a damaged one is not loaded (the volume shows
     nothing), an intact one plays from the sequence again."""
@@ -430,6 +462,7 @@ STREAM_KINDS = {
     "volume": StreamKind(build=build_volume, guard=guard_volume),
     "transforms": StreamKind(build=build_transforms),
     "table": StreamKind(),  # figures per frame (erosion's budget): read by tsubu.cache, shown on the panel
+    "skin": StreamKind(show=show_skin),
 }
 
 

@@ -51,6 +51,8 @@ PARAMS = (
           group="Solver", advanced=True),
     Param("write_surface", "bool", True, "Write a level set 'surface' per frame, meshed with the body's "
           "materials", group="Output"),
+    Param("write_skin", "bool", False, "Carry the body's own mesh with the particles (its UVs and materials "
+          "follow the deformation): a 'skin' stream per frame, an alternative to the surface", group="Output"),
     Param("surface_voxel_ratio", "float", 0.5, "Surface voxel size as a fraction of the particle radius", min=0.1,
           max=4.0, group="Output", advanced=True),
     Param("surface_radius_scale", "float", 2.0, "Sphere radius per particle in the surface, x the particle radius",
@@ -96,6 +98,8 @@ def solver_input(desc):
 def streams(desc):
     body = desc.objects_with_role("body")[0].name
     out = {"masters": {"kind": "particles"}}
+    if desc.parameters["write_skin"]:
+        out["skin"] = {"kind": "skin", "object": body}
     if desc.parameters["write_surface"]:
         out["surface"] = {"kind": "volume", "grids": ["surface"],
                           "mesh": {"grid": "surface", "threshold": 0.0, "materials_of": body}}
