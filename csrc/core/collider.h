@@ -30,6 +30,12 @@ typedef struct ts_collider {
     double interval;         /* seconds between `from` and `to` (0 for static) */
 } ts_collider;
 
+/* A collider with its object's animation, as every solver's begin_frame follows it (ts_collider_follow). */
+typedef struct ts_moving_collider {
+    ts_collider c;
+    ts_motion m;
+} ts_moving_collider;
+
 typedef struct ts_collider_hit {
     float distance;          /* signed, negative inside */
     ts_vec3 normal;          /* unit outward normal, world */

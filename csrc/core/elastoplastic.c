@@ -45,6 +45,7 @@
 #include "buffer.h"
 #include "collider.h"
 #include "grid.h"
+#include "kernels.h"
 #include "mesh.h"
 #include "parallel.h"
 #include "particles.h"
@@ -59,14 +60,10 @@
 #define WAVE_SPACINGS 8.0       /* implicit steps: spacings an elastic wave may cross per step */
 #define SKIN_MASTERS 8          /* masters a skin vertex follows */
 
-typedef struct collider_entry {
-    ts_collider c;
-    ts_motion m;
-} collider_entry;
-
 struct ts_elastoplastic {
     ts_elastoplastic_params p;
     double spacing, h, support, mu0, lambda0, wave_speed, rest_slave_density;
+    ts_kernels kernel;          /* the cubic spline, radius = support */
     ts_step_context now;
 
     ts_particles masters;
@@ -98,7 +95,7 @@ struct ts_elastoplastic {
     size_t pairs, pair_cap;
     ts_grid sgrid, mgrid;
 
-    collider_entry *colliders;
+    ts_moving_collider *colliders;
     size_t n_colliders;
     /* the bodies' own meshes carried by the masters (the "skin" stream) */
     float *skin_rest;           /* 3 per vertex: world at frame_start */
@@ -153,17 +150,11 @@ ts_elastoplastic_params ts_elastoplastic_params_default(void)
     return p;
 }
 
-/* The kernel of eq. 3, support 2h. */
-static inline double kernel(double r, double h)
+/* The kernel of eq. 3: the cubic spline of support 2h (kernels.h's, whose radius is the support; eq. 3's
+ * constant differs, which the normalised weights and the density ratios of sec. 4.2 do not see). */
+static inline double kernel(const ts_elastoplastic *e, double r)
 {
-    double q = r / h, c = 3.0 / (2.0 * TS_PI * h * h * h);
-    if (q < 1.0)
-        return c * (0.5 * q * q * q - q * q + 2.0 / 3.0);
-    if (q < 2.0) {
-        double t = 2.0 - q;
-        return c * t * t * t / 6.0;
-    }
-    return 0.0;
+    return ts_w_cubic(&e->kernel, r);
 }
 
 static void mat_set(double *dst, ts_mat3 m) { memcpy(dst, m.m, 9 * sizeof *dst); }
@@ -389,7 +380,7 @@ static ts_status bind_skin(ts_elastoplastic *e, const ts_elastoplastic_object *o
             }
         double sum = 0.0, w[SKIN_MASTERS];
         for (int k = 0; k < found; k++)
-            sum += w[k] = kernel(sqrt(d2s[k]), e->h);
+            sum += w[k] = kernel(e, sqrt(d2s[k]));
         for (int k = 0; k < SKIN_MASTERS; k++) {
             e->skin_master[SKIN_MASTERS * v + k] = k < found && sum > 0.0 ? best[k] : NONE;
             e->skin_weight[SKIN_MASTERS * v + k] = k < found && sum > 0.0 ? (float)(w[k] / sum) : 0.0f;
@@ -465,7 +456,7 @@ static double slave_density_at(const ts_elastoplastic *e, float x, float y, floa
             if (s >= e->slaves.n)
                 continue;
             double dx = x - e->sx[s], dy = y - e->sy[s], dz = z - e->sz[s];
-            sum += kernel(sqrt(dx * dx + dy * dy + dz * dz), e->h);
+            sum += kernel(e, sqrt(dx * dx + dy * dy + dz * dz));
         }
     return sum;
 }
@@ -516,6 +507,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
     e->spacing = 2.0 * p->particle_radius;
     e->h = e->spacing;                      /* the kernel reaches 2h: about 33 neighbours of each kind */
     e->support = 2.0 * e->h;
+    ts_kernels_init(&e->kernel, e->support);
     const double E = p->youngs_modulus, nu = p->poisson_ratio;
     e->mu0 = E / (2.0 * (1.0 + nu));
     e->lambda0 = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu));
@@ -559,7 +551,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         if (o->role == TS_ELASTOPLASTIC_BODY) {
             st = add_body(e, o, err);
         } else {
-            collider_entry *c = &e->colliders[e->n_colliders];
+            ts_moving_collider *c = &e->colliders[e->n_colliders];
             st = ts_collider_from_mesh(&c->c, o->name, o->vertices, o->vertex_count, o->triangles, o->triangle_count,
                                        0.5 * e->spacing, 2.0 + 2.0 * e->spacing / (0.5 * e->spacing), err);
             if (st == TS_OK) {
@@ -649,7 +641,7 @@ static uint32_t master_pairs(ts_elastoplastic *e, size_t i, size_t k, int write)
                 continue;
             if (write) {
                 size_t at = k + count;
-                double w = kernel(sqrt((double)r2), e->h);
+                double w = kernel(e, sqrt((double)r2));
                 e->pair_slave[at] = s, e->pair_master[at] = (uint32_t)i;
                 e->pair_N[at] = (float)w;
                 e->pair_d[3 * at] = dx, e->pair_d[3 * at + 1] = dy, e->pair_d[3 * at + 2] = dz;

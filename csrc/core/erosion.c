@@ -50,11 +50,6 @@ typedef struct rain {
     double owed;                /* m^3 of water not yet emitted */
 } rain;
 
-typedef struct collider_entry {
-    ts_collider c;
-    ts_motion m;
-} collider_entry;
-
 struct ts_erosion {
     ts_erosion_params p;
     ts_sph_model sph;
@@ -64,7 +59,7 @@ struct ts_erosion {
     float *removed_at;          /* per node: volume fraction removed by this erosion update (work) */
     float *shear_sum;           /* per node: sum of the excess shear of its particles (work) */
     double *slab_sums;          /* per z slab of nodes (work) */
-    collider_entry *colliders;
+    ts_moving_collider *colliders;
     size_t n_colliders;
     ts_collider *sinks;
     size_t n_sinks;
@@ -193,7 +188,7 @@ static ts_status add_rain(ts_erosion *e, const ts_erosion_object *o, ts_error *e
 
 static ts_status add_collider(ts_erosion *e, const ts_erosion_object *o, ts_error *err)
 {
-    collider_entry *c = &e->colliders[e->n_colliders];
+    ts_moving_collider *c = &e->colliders[e->n_colliders];
     ts_status st = ts_collider_from_mesh(&c->c, o->name, o->vertices, o->vertex_count, o->triangles,
                                          o->triangle_count, 0.5 * e->sph.spacing,
                                          2.0 + e->sph.h / (0.5 * e->sph.spacing), err);
@@ -702,8 +697,7 @@ static void remove_drained(ts_erosion *e)
     size_t out = 0;
     double lost = 0.0;
     for (size_t i = 0; i < m->fluid.n; i++) {
-        int keep = m->x[i] >= m->domain[0] && m->x[i] <= m->domain[3] && m->y[i] >= m->domain[1] &&
-                   m->y[i] <= m->domain[4] && m->z[i] >= m->domain[2] && m->z[i] <= m->domain[5];
+        int keep = ts_sph_in_domain(m, i);
         ts_collider_hit hit;
         for (size_t s = 0; s < e->n_sinks && keep; s++)
             keep = !(ts_collider_query(&e->sinks[s], 0.0, ts_v3(m->x[i], m->y[i], m->z[i]), &hit) &&

@@ -704,8 +704,7 @@ size_t ts_sph_remove_escaped(ts_sph_model *m)
         return 0;
     size_t out = 0;
     for (size_t i = 0; i < m->fluid.n; i++) {
-        m->keep[i] = m->x[i] >= m->domain[0] && m->x[i] <= m->domain[3] && m->y[i] >= m->domain[1] &&
-                     m->y[i] <= m->domain[4] && m->z[i] >= m->domain[2] && m->z[i] <= m->domain[5];
+        m->keep[i] = (uint8_t)ts_sph_in_domain(m, i);
         out += !m->keep[i];
     }
     if (out == 0)

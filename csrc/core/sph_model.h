@@ -133,6 +133,13 @@ void ts_sph_density(ts_sph_model *m);
 void ts_sph_forces(ts_sph_model *m);
 void ts_sph_solid_reactions(ts_sph_model *m);
 void ts_sph_integrate(ts_sph_model *m, double dt);
+/* Whether fluid particle i is inside the domain's bounds. */
+static inline int ts_sph_in_domain(const ts_sph_model *m, size_t i)
+{
+    return m->x[i] >= m->domain[0] && m->x[i] <= m->domain[3] && m->y[i] >= m->domain[1] && m->y[i] <= m->domain[4] &&
+           m->z[i] >= m->domain[2] && m->z[i] <= m->domain[5];
+}
+
 /* Without a domain box: remove what left the domain; returns how many. */
 size_t ts_sph_remove_escaped(ts_sph_model *m);
 /* No fluid particle closer than 0.9 spacing to (x, y, z) (the grid is as old as the lists). */

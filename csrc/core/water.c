@@ -57,11 +57,6 @@ typedef struct body {
     ts_collider shape;          /* signed distance at rest: keeps liquid out of the body */
 } body;
 
-typedef struct collider_entry {
-    ts_collider c;
-    ts_motion m;
-} collider_entry;
-
 struct ts_water {
     ts_water_params p;
     ts_sph_model sph;            /* the fluid, its solid particles and its boundaries */
@@ -69,7 +64,7 @@ struct ts_water {
     uint32_t *rbody;
     body *bodies;
     size_t n_bodies;
-    collider_entry *colliders;
+    ts_moving_collider *colliders;
     size_t n_colliders;
     ts_sph_inflow *inflows;
     size_t n_inflows;
@@ -166,7 +161,7 @@ static int inside_solid(const ts_water *w, float x, float y, float z, const ts_p
 
 static ts_status add_collider(ts_water *w, const ts_water_object *o, ts_error *err)
 {
-    collider_entry *e = &w->colliders[w->n_colliders];
+    ts_moving_collider *e = &w->colliders[w->n_colliders];
     ts_status st = ts_collider_from_mesh(&e->c, o->name, o->vertices, o->vertex_count, o->triangles,
                                          o->triangle_count, 0.5 * w->sph.spacing, 2.0 + w->sph.h / (0.5 * w->sph.spacing),
                                          err);

@@ -1,5 +1,7 @@
-/* fixtures.c - meshes shared by the C tests. */
+/* fixtures.c - meshes and checks shared by the C tests. */
 #include "fixtures.h"
+
+#include <stdio.h>
 
 box_mesh make_box(const float lo[3], const float hi[3])
 {
@@ -20,4 +22,19 @@ box_mesh make_box(const float lo[3], const float hi[3])
     for (int i = 0; i < 36; i++)
         m.triangles[i] = t[i];
     return m;
+}
+
+int same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        same = ca == cb;
+        if (ca == EOF || cb == EOF)
+            break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
 }

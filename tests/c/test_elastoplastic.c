@@ -211,21 +211,6 @@ static void test_plastic_cube_stays_flattened_the_more_the_lower_its_yield(void)
     remove_dir(dir);
 }
 
-static int same_file(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        same = ca == cb;
-        if (ca == EOF || cb == EOF)
-            break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
 static void test_threads_and_checkpoint(void)
 {
     char d1[] = "/tmp/tsubu-ep-XXXXXX", d2[] = "/tmp/tsubu-ep-XXXXXX";

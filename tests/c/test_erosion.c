@@ -244,21 +244,6 @@ static void test_tunnel_drains_the_lake_and_the_ground_holds(void)
     CHECK(system(cmd) == 0);
 }
 
-static int same_file(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        same = ca == cb;
-        if (ca == EOF || cb == EOF)
-            break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
 static void test_threads_and_checkpoint(void)
 {
     char d1[] = "/tmp/tsubu-erosion-XXXXXX", d2[] = "/tmp/tsubu-erosion-XXXXXX";

@@ -79,21 +79,6 @@ static ts_water *bake(const char *dir, int threads, ts_error *err, ts_status *st
     return w;
 }
 
-static int same_file(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        same = ca == cb;
-        if (ca == EOF || cb == EOF)
-            break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
 static void test_tank_bakes_and_is_thread_independent(void)
 {
     char d1[] = "/tmp/tsubu-water-XXXXXX", d2[] = "/tmp/tsubu-water-XXXXXX";
