@@ -1,16 +1,21 @@
 # Tsubu build and test entry points. `make test` is the one command CI runs.
 #
-#   make setup        install system packages, Blender and the bpy venvs (idempotent)
-#   make build        the Python extension tsubu._core for /usr/bin/python3 (serves all Blenders)
+#   make setup        install system packages, Blender and the bpy and build venvs (idempotent)
+#   make build        the Python extension tsubu._core in place, for Python 3.11 (/usr/bin/python3: Blender
+#                     3.4 to 5.0) and Python 3.13 (Blender 5.2)
+#   make wheels       dist/wheels/: the core as manylinux wheels, shared libraries bundled (auditwheel)
+#   make extension    dist/tsubu-<version>.zip for Blender 4.2+ (Install from Disk): the add-on and its wheels
 #   make test         everything below, after setup and build
 #   make test-c       C core tests, optimised, under ASan+UBSan and (sand) Valgrind, plus a bounded fuzz run
 #   make test-python  pytest in plain /usr/bin/python3
-#   make test-blender the add-on in Debian's Blender 3.4 and in bpy 4.2 LTS and 4.5 LTS
+#   make test-blender the add-on in Debian's Blender 3.4 and in bpy 4.2, 4.5, 5.0 and 5.2; the built
+#                     extension installed into clean Blenders, one of them in a system without the core's libraries
 #   make bench        benchmarks (not part of the tests)
-#   make addon-zip    dist/tsubu-<version>.zip to install in Blender (Edit > Preferences > Add-ons > Install)
+#   make addon-zip    dist/tsubu-<version>-legacy.zip for Blender 3.4 (Edit > Preferences > Add-ons > Install)
 #   make demo         bake the demo water scene in headless Blender and render out/water_demo.png
 
 PYTHON      ?= /usr/bin/python3
+PYTHON313   := .venv/build-3.13/bin/python
 BUILD       := build
 CORE_SRC    := $(wildcard csrc/core/*.c)
 VDB_SRC     := csrc/vdb/tsubu_vdb.cpp
@@ -77,8 +82,12 @@ fuzz: $(BUILD)/fuzz/fuzz_cache build
 	$(BUILD)/fuzz/fuzz_cache -max_total_time=600 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds
 	cd tests/python && TSUBU_FUZZ_SECONDS=300 $(PYTHON) -m pytest -q -p no:cacheprovider test_loader_fuzz.py
 
-build:
+build: .venv/build-3.13/.stamp
 	$(PYTHON) setup.py -q build_ext --inplace
+	$(PYTHON313) setup.py -q build_ext --inplace
+
+.venv/%/.stamp: scripts/requirements-%.txt
+	bash scripts/setup.sh
 
 test-python: build
 	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider .

@@ -3,8 +3,9 @@
 #
 # Idempotent and quiet when everything is there: it checks first and only
 # installs what is missing. Debian packages come from apt-get (run as root or
-# through sudo); the Blender LTS Python modules (bpy) and test tools go into
-# virtual environments under .venv/ with pinned versions (scripts/requirements-*.txt).
+# through sudo); the Blender Python modules (bpy 4.2, 4.5, 5.0, 5.2), the test tools and
+# the build tools of the core's wheels go into virtual environments under .venv/ with
+# pinned versions (scripts/requirements-*.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,9 +14,8 @@ APT_PACKAGES=(
     libopenvdb-dev libtbb-dev libboost-dev zlib1g-dev libqhull-dev
     clang libclang-rt-14-dev valgrind
     blender xvfb xauth libgl1-mesa-dri
-    liggghts openmpi-bin
+    liggghts openmpi-bin debootstrap
 )
-BPY_VERSIONS=(4.2 4.5)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -29,15 +29,16 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# One venv per Blender LTS, on Debian's Python 3.11 (the interpreter the
-# extension is built for), and one with Taichi for the elastoplastic
-# benchmark's MLS-MPM peer. The stamp holds the requirements it was made from.
+# One venv per Blender Python module: 4.2, 4.5 and 5.0 on Debian's Python 3.11, 5.2 on
+# Python 3.13; build venvs for the core's wheels (3.11, 3.13); and one with Taichi for the
+# elastoplastic benchmark's MLS-MPM peer. The stamp holds the requirements it was made from.
+PYTHON313=$(scripts/python-3.13)
 make_venv() {
-    local venv=".venv/$1" req="scripts/requirements-$1.txt"
+    local venv=".venv/$1" req="scripts/requirements-$1.txt" python="$3"
     if [ ! -f "$venv/.stamp" ] || ! cmp -s "$req" "$venv/.stamp"; then
         echo "setup: creating $venv ($2)"
         rm -rf "$venv"
-        /usr/bin/python3 -m venv "$venv"
+        "$python" -m venv "$venv"
         log=$(mktemp)
         if ! "$venv/bin/pip" install -q --disable-pip-version-check -r "$req" >"$log" 2>&1; then
             cat "$log"; rm -f "$log"
@@ -47,7 +48,10 @@ make_venv() {
         cp "$req" "$venv/.stamp"
     fi
 }
-for v in "${BPY_VERSIONS[@]}"; do
-    make_venv "bpy-$v" "bpy $v, this downloads about 400 MB once"
+for v in 4.2 4.5 5.0; do
+    make_venv "bpy-$v" "bpy $v, this downloads about 400 MB once" /usr/bin/python3
 done
-make_venv taichi "Taichi for a benchmark's peer, about 60 MB once"
+make_venv bpy-5.2 "bpy 5.2 on Python 3.13, this downloads about 400 MB once" "$PYTHON313"
+make_venv build-3.11 "the core's wheel tools for Python 3.11" /usr/bin/python3
+make_venv build-3.13 "the core's build tools for Python 3.13" "$PYTHON313"
+make_venv taichi "Taichi for a benchmark's peer, about 60 MB once" /usr/bin/python3

@@ -7,7 +7,9 @@
     tsubu.Cache("cache/").read_particles("fluid", 10)["position"]
 
 `import tsubu` never imports bpy; only tsubu.blender does, inside Blender.
-As a Blender add-on, register()/unregister() hand over to tsubu.blender.
+As a Blender add-on, register()/unregister() hand over to tsubu.blender. Where the compiled core does
+not load in Blender's Python, the add-on still enables and says so (tsubu.blender.unavailable);
+outside Blender, `import tsubu` raises tsubu._native.CoreUnavailable with the same message.
 """
 bl_info = {
     "name": "Tsubu",
@@ -21,22 +23,41 @@ bl_info = {
 }
 __version__ = "0.1.0"
 
-from . import presets, schema  # noqa: E402
-from . import effects  # noqa: E402,F401  (registers the built-in effects and their runners)
-from .baking import bake  # noqa: E402
-from .cache import Cache  # noqa: E402
-from .errors import CancelledError, CorruptFileError, UnstableError, ValidationError  # noqa: E402
-from .scene import SceneDescription, SceneObject  # noqa: E402
+import sys  # noqa: E402
+
+try:
+    from ._native import _core  # noqa: E402,F401
+    CORE_ERROR = ""
+except ImportError as error:
+    if "bpy" not in sys.modules:
+        raise
+    CORE_ERROR = str(error)
+
+if not CORE_ERROR:
+    from . import presets, schema  # noqa: E402
+    from . import effects  # noqa: E402,F401  (registers the built-in effects and their runners)
+    from .baking import bake  # noqa: E402
+    from .cache import Cache  # noqa: E402
+    from .errors import CancelledError, CorruptFileError, UnstableError, ValidationError  # noqa: E402
+    from .scene import SceneDescription, SceneObject  # noqa: E402
 
 __all__ = ["bake", "Cache", "SceneDescription", "SceneObject", "schema", "presets", "ValidationError",
            "CorruptFileError", "CancelledError", "UnstableError"]
 
 
 def register():
+    if CORE_ERROR:
+        from .blender import unavailable
+        unavailable.register(__name__, CORE_ERROR)
+        return
     from . import blender
     blender.register()
 
 
 def unregister():
+    if CORE_ERROR:
+        from .blender import unavailable
+        unavailable.unregister()
+        return
     from . import blender
     blender.unregister()

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from . import _core
+from ._native import _core
 
 
 def _block(n, spacing=0.01, seed=1):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from ._native import _core
 from .errors import CorruptFileError
 from .fileio import read_json, write_json
 

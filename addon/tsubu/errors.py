@@ -7,7 +7,7 @@ preset from someone else is reported in one go, not one error at a time.
 """
 import reprlib
 
-from . import _core
+from ._native import _core
 
 _EXCERPT = reprlib.Repr()
 _EXCERPT.maxstring = _EXCERPT.maxother = 60

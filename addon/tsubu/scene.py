@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
+from ._native import _core
 from . import schema as schemas
 from .errors import CorruptFileError, ValidationError, excerpt, shorten
 from .fileio import read_json, write_atomic, write_json

@@ -52,10 +52,10 @@ static PyObject *mesh_mass_properties(PyObject *self, PyObject *args)
     Py_DECREF(t);
     if (st != TS_OK)
         return tsubu_raise(&err);
-    const ts_mat3 *I = &mp.inertia;
+    const ts_mat3 *inertia = &mp.inertia;  /* not I: NumPy 2's headers include complex.h */
     return Py_BuildValue("d(ddd)((ddd)(ddd)(ddd))", mp.volume, mp.centroid.x, mp.centroid.y, mp.centroid.z,
-                         I->m[0][0], I->m[0][1], I->m[0][2], I->m[1][0], I->m[1][1], I->m[1][2], I->m[2][0],
-                         I->m[2][1], I->m[2][2]);
+                         inertia->m[0][0], inertia->m[0][1], inertia->m[0][2], inertia->m[1][0], inertia->m[1][1], inertia->m[1][2], inertia->m[2][0],
+                         inertia->m[2][1], inertia->m[2][2]);
 }
 
 PyMethodDef tsubu_mesh_methods[] = {

@@ -5,10 +5,9 @@ number of times leaves no classes, handlers or running bakes behind.
 """
 import bpy
 
-from . import operators, panels, playback, properties
-
 
 def register():
+    from . import operators, panels, playback, properties
     properties.register()
     for cls in operators.CLASSES + panels.CLASSES:
         bpy.utils.register_class(cls)
@@ -16,6 +15,7 @@ def register():
 
 
 def unregister():
+    from . import operators, panels, playback, properties
     operators.cancel_all()
     playback.unregister()
     for cls in reversed(operators.CLASSES + panels.CLASSES):

@@ -25,7 +25,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from .. import _core
+from .._native import _core
 from ..cache import Cache, frame_path, posed_fragments, read_fragments, read_particles
 from ..errors import CorruptFileError
 from . import compat, properties

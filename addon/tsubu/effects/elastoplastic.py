@@ -5,7 +5,7 @@ csrc/core/elastoplastic.c; this module declares what a user can set and turns a 
 solver's input.
 """
 
-from .. import _core
+from .._native import _core
 from ..baking import core_runner, register_runner
 from ..schema import Param, Role, Schema, register
 from ..transforms import object_input, relative_motion

@@ -8,7 +8,7 @@ scene description into the solver's input.
 
 import numpy as np
 
-from .. import _core
+from .._native import _core
 from ..baking import core_runner, register_runner
 from ..schema import Param, Role, Schema, register
 from ..transforms import object_input, relative_motion

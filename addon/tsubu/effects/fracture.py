@@ -8,7 +8,7 @@ and turns a scene description into the solver's input.
 
 import numpy as np
 
-from .. import _core
+from .._native import _core
 from ..baking import core_runner, register_runner
 from ..errors import ValidationError
 from ..schema import Param, Role, Schema, register

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .. import _core
+from .._native import _core
 from ..baking import core_runner, register_runner
 from ..errors import ValidationError
 from ..schema import Param, Role, Schema, register

@@ -1,0 +1,46 @@
+"""The compiled core, from wherever this install has it.
+
+A source build (`make build`) and the legacy add-on zip put it beside this file as tsubu/_core; the
+Blender Extension and `pip install tsubu-core` carry it as tsubu_core._core, one wheel per Python
+version. Where neither loads, CoreUnavailable says which Python this is, which builds are there and
+what to install: the add-on shows that one message in Blender instead of an import traceback.
+"""
+import glob
+import importlib.util
+import os
+import sys
+
+
+class CoreUnavailable(ImportError):
+    """The compiled core does not load in this Python."""
+
+
+def _builds_beside(folder):
+    return sorted(os.path.basename(p).split(".")[1] for p in glob.glob(os.path.join(folder, "_core.*.so"))
+                  + glob.glob(os.path.join(folder, "_core.*.pyd")))
+
+
+def _explain(errors):
+    here = os.path.dirname(os.path.abspath(__file__))
+    builds = _builds_beside(here)
+    spec = importlib.util.find_spec("tsubu_core")
+    if spec and spec.submodule_search_locations:
+        builds += _builds_beside(list(spec.submodule_search_locations)[0])
+    python = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+    if not builds:
+        what = "no build of it is installed"
+    elif not any(sys.implementation.cache_tag in b for b in builds):
+        what = f"it is built only for {', '.join(sorted(set(builds)))}"
+    else:  # built for this Python, yet it did not load: a missing library or a damaged file
+        what = f"it did not load: {errors[-1]}"
+    return (f"Tsubu's compiled core does not run on {python} ({sys.platform}): {what}. Install the Tsubu "
+            f"package made for this Blender version, or build it from source (make build)")
+
+
+try:
+    from . import _core  # noqa: F401  (a source build or the legacy zip)
+except ImportError as local_error:
+    try:
+        from tsubu_core import _core  # noqa: F401  (the wheel the Blender Extension carries)
+    except ImportError as wheel_error:
+        raise CoreUnavailable(_explain([local_error, wheel_error])) from None
