@@ -7,7 +7,7 @@
 #   make extension    dist/tsubu-<version>.zip for Blender 4.2+ (Install from Disk): the add-on and its wheels
 #   make test         everything below, after setup and build
 #   make test-c       C core tests, optimised, under ASan+UBSan and (sand) Valgrind, plus a bounded fuzz run
-#   make test-python  pytest in plain /usr/bin/python3
+#   make test-python  pytest in plain /usr/bin/python3 (NumPy 1.24) and Python 3.13 (NumPy 2)
 #   make test-blender the add-on in Debian's Blender 3.4 and in bpy 4.2, 4.5, 5.0 and 5.2; the built
 #                     extension installed into clean Blenders, one of them in a system without the core's libraries
 #   make bench        benchmarks (not part of the tests)
@@ -30,7 +30,7 @@ SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 CFLAGS_SAN  := -std=c11 -D_GNU_SOURCE -O1 -fno-math-errno -ffp-contract=off -g -fopenmp $(SAN) $(WARN)
 LIBS        := -lopenvdb -lImath-3_1 -ltbb -lz -lqhull_r -lpthread -lm -lstdc++
 
-.PHONY: all setup build test test-c test-python test-blender bench clean fuzz addon-zip demo
+.PHONY: all setup build wheels extension test test-c test-python test-blender bench clean fuzz addon-zip demo
 all: build
 
 setup:
@@ -91,9 +91,18 @@ build: .venv/build-3.13/.stamp
 
 test-python: build
 	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider .
+	# again on Python 3.13 with NumPy 2 (the interpreter of the bpy 5.2 venv; the tests never import bpy)
+	cd tests/python && ../../.venv/bpy-5.2/bin/python -m pytest -q -p no:cacheprovider .
 
-test-blender: build
+test-blender: build extension
 	bash tests/blender/run.sh
+	bash tests/blender/extension.sh
+
+wheels: .venv/build-3.11/.stamp .venv/build-3.13/.stamp
+	$(PYTHON) scripts/build_wheels.py
+
+extension: wheels .venv/bpy-5.0/.stamp
+	$(PYTHON) scripts/make_extension.py
 
 test: setup
 	$(MAKE) test-c

@@ -1,4 +1,4 @@
-"""Pack the add-on for Blender's Install button: dist/tsubu-<version>.zip holding
+"""Pack the add-on for Blender's Install button: dist/tsubu-<version>-legacy.zip holding
 tsubu/ (with the built extension _core*.so) and tsubu/presets/."""
 import os
 import re
@@ -14,7 +14,7 @@ def main():
     if not any(n.startswith("_core") and n.endswith(".so") for n in os.listdir(PACKAGE)):
         sys.exit("make_addon_zip: build the extension first (make build)")
     os.makedirs(os.path.join(ROOT, "dist"), exist_ok=True)
-    out = os.path.join(ROOT, "dist", f"tsubu-{version}.zip")
+    out = os.path.join(ROOT, "dist", f"tsubu-{version}-legacy.zip")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for source, prefix in ((PACKAGE, "tsubu"), (os.path.join(ROOT, "presets"), "tsubu/presets")):
             for folder, dirs, files in os.walk(source):

@@ -16,8 +16,9 @@ class CoreUnavailable(ImportError):
 
 
 def _builds_beside(folder):
-    return sorted(os.path.basename(p).split(".")[1] for p in glob.glob(os.path.join(folder, "_core.*.so"))
-                  + glob.glob(os.path.join(folder, "_core.*.pyd")))
+    """Python tags (cp311, ...) of the builds of the core in a folder (_core.cpython-311-x86_64-linux-gnu.so)."""
+    names = glob.glob(os.path.join(folder, "_core.*.so")) + glob.glob(os.path.join(folder, "_core.*.pyd"))
+    return [os.path.basename(p).split(".")[1].replace("cpython-", "cp").split("-")[0] for p in names]
 
 
 def _explain(errors):
@@ -26,13 +27,16 @@ def _explain(errors):
     spec = importlib.util.find_spec("tsubu_core")
     if spec and spec.submodule_search_locations:
         builds += _builds_beside(list(spec.submodule_search_locations)[0])
+    # a Blender Extension carries one wheel per Python; Blender installs only the one for its own
+    builds += sorted(os.path.basename(p).split("-")[2] for p in glob.glob(os.path.join(here, "wheels", "*.whl")))
     python = f"Python {sys.version_info.major}.{sys.version_info.minor}"
     if not builds:
         what = "no build of it is installed"
-    elif not any(sys.implementation.cache_tag in b for b in builds):
+    elif f"cp{sys.version_info.major}{sys.version_info.minor}" not in builds:
         what = f"it is built only for {', '.join(sorted(set(builds)))}"
     else:  # built for this Python, yet it did not load: a missing library or a damaged file
-        what = f"it did not load: {errors[-1]}"
+        reasons = [e for e in errors if not isinstance(e, ModuleNotFoundError)] or errors
+        what = f"it did not load: {reasons[0]}"
     return (f"Tsubu's compiled core does not run on {python} ({sys.platform}): {what}. Install the Tsubu "
             f"package made for this Blender version, or build it from source (make build)")
 

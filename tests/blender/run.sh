@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run every Blender test script in the three Blenders Tsubu supports:
-# Debian's Blender 3.4 executable (headless) and the bpy 4.2 LTS and 4.5 LTS
-# modules in their virtual environments. Fails if any run fails.
+# Run every Blender test script in the five Blenders Tsubu supports: Debian's
+# Blender 3.4 executable (headless) and the bpy 4.2 LTS, 4.5 LTS, 5.0 (Python 3.11)
+# and 5.2 (Python 3.13, NumPy 2) modules in their virtual environments.
+# Fails if any run fails.
 set -u
 cd "$(dirname "$0")/../.."
 log=$(mktemp)
@@ -19,7 +20,7 @@ run_one() {
 for script in tests/blender/test_*.py; do
     echo "== $script in Blender 3.4 (blender -b)"
     run_one blender -b --factory-startup --python-exit-code 1 --python "$script"
-    for v in 4.2 4.5; do
+    for v in 4.2 4.5 5.0 5.2; do
         echo "== $script in bpy $v"
         run_one ".venv/bpy-$v/bin/python" "$script"
     done

@@ -68,6 +68,34 @@ def test_enable_disable_leaves_nothing():
         assert len(bpy.app.handlers.frame_change_post) == handlers
 
 
+def test_missing_core_gives_one_message():
+    """An install whose compiled core is not built for this Python (a copy of the add-on without
+    _core*.so, and no tsubu_core wheel) still enables, says why on the console in one line, in its
+    preferences and in the Physics tab, and disables cleanly."""
+    import io
+    import shutil
+    folder = os.path.join(TMP, "nocore")
+    shutil.copytree(os.path.join(harness.ROOT, "addon", "tsubu"), os.path.join(folder, "tsubu_nocore"),
+                    ignore=shutil.ignore_patterns("_core.*", "__pycache__"))
+    sys.path.insert(0, folder)
+    stderr, sys.stderr = sys.stderr, io.StringIO()
+    try:
+        mod = addon_utils.enable("tsubu_nocore", default_set=True, handle_error=None)
+        printed = sys.stderr.getvalue()
+    finally:
+        sys.stderr = stderr
+    try:
+        assert mod is not None and mod.CORE_ERROR.startswith("Tsubu's compiled core does not run on Python 3."), mod
+        assert "no build of it is installed" in mod.CORE_ERROR and "make build" in mod.CORE_ERROR
+        assert printed == f"Tsubu: {mod.CORE_ERROR}\n" and "Traceback" not in printed, printed
+        assert bpy.context.preferences.addons["tsubu_nocore"].preferences is not None
+        assert hasattr(bpy.types, "TSUBU_PT_unavailable") and not hasattr(bpy.types, "TSUBU_PT_main")
+    finally:
+        addon_utils.disable("tsubu_nocore", default_set=True)
+        sys.path.remove(folder)
+    assert not hasattr(bpy.types, "TSUBU_PT_unavailable")
+
+
 def test_roles_settings_and_presets():
     enable()
     try:
