@@ -1,4 +1,4 @@
-"""The one place that branches on Blender's version (3.4 and 4.2/4.5 LTS).
+"""The one place that branches on Blender's version (3.4, 4.2/4.5 LTS, 5.0 and 5.2).
 
 Everything else in tsubu.blender uses API common to all supported versions
 or goes through these helpers.
@@ -27,3 +27,14 @@ def set_polygon_loop_totals(mesh, totals):
     """Polygon sizes for a mesh built with foreach_set: Blender 4 derives them from loop_start."""
     if VERSION < (4, 0, 0):
         mesh.polygons.foreach_set("loop_total", totals)
+
+
+def set_modifier_input(modifier, name, value):
+    """Set a Geometry Nodes modifier's input by its socket name: identifiers are Input_N before 4.0,
+    Socket_N after; Blender 5.2 keeps the values in modifier.properties.inputs, not as ID properties."""
+    tree = modifier.node_group
+    socket = tree.interface.items_tree[name] if hasattr(tree, "interface") else tree.inputs[name]
+    if hasattr(modifier, "properties"):
+        getattr(modifier.properties.inputs, socket.identifier).value = value
+    else:
+        modifier[socket.identifier] = value

@@ -32,6 +32,7 @@ from . import compat, properties
 
 COLLECTION = "Tsubu Results"
 POINTS_GROUP = "Tsubu Points"
+SURFACE_VELOCITY_GROUP = "Tsubu Surface Velocity"
 STANDARD = {"velocity": "FLOAT_VECTOR", "radius": "FLOAT", "id": "INT", "density": "FLOAT"}
 
 
@@ -93,6 +94,48 @@ def points_node_group():
     links.new(material.outputs["Geometry"], g_out.inputs[0])
     for i, node in enumerate((g_in, radius, to_points, material, g_out)):
         node.location = (200 * i, 0)
+    return group
+
+
+def typed_socket(sockets, name, socket_type):
+    """The socket of that name and type: before Blender 4.0, nodes with a data type had one socket
+    per type under the same name, only the chosen one enabled."""
+    return next(sock for sock in sockets if sock.name == name and sock.type == socket_type and sock.enabled)
+
+
+def surface_velocity_node_group():
+    """Geometry Nodes: each vertex of a surface mesh takes the velocity of the nearest particle of the
+    object in its 'Particles' input, stored as the 'velocity' attribute Cycles blurs by (m/s)."""
+    group = bpy.data.node_groups.get(SURFACE_VELOCITY_GROUP)
+    if group is not None:
+        return group
+    group = bpy.data.node_groups.new(SURFACE_VELOCITY_GROUP, "GeometryNodeTree")
+    compat.new_group_socket(group, "Geometry", "INPUT", "NodeSocketGeometry")
+    compat.new_group_socket(group, "Particles", "INPUT", "NodeSocketObject")
+    compat.new_group_socket(group, "Geometry", "OUTPUT", "NodeSocketGeometry")
+    nodes, links = group.nodes, group.links
+    g_in, g_out = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
+    particles = nodes.new("GeometryNodeObjectInfo")
+    particles.transform_space = "RELATIVE"  # particle positions in the surface object's space
+    nearest = nodes.new("GeometryNodeSampleNearest")
+    velocity = nodes.new("GeometryNodeInputNamedAttribute")
+    velocity.data_type = "FLOAT_VECTOR"
+    velocity.inputs["Name"].default_value = "velocity"
+    sample = nodes.new("GeometryNodeSampleIndex")
+    sample.data_type, sample.domain = "FLOAT_VECTOR", "POINT"
+    store = nodes.new("GeometryNodeStoreNamedAttribute")
+    store.data_type, store.domain = "FLOAT_VECTOR", "POINT"
+    store.inputs["Name"].default_value = "velocity"
+    links.new(g_in.outputs["Particles"], particles.inputs["Object"])
+    links.new(particles.outputs["Geometry"], nearest.inputs["Geometry"])
+    links.new(particles.outputs["Geometry"], sample.inputs["Geometry"])
+    links.new(typed_socket(velocity.outputs, "Attribute", "VECTOR"), typed_socket(sample.inputs, "Value", "VECTOR"))
+    links.new(nearest.outputs["Index"], sample.inputs["Index"])
+    links.new(g_in.outputs["Geometry"], store.inputs["Geometry"])
+    links.new(typed_socket(sample.outputs, "Value", "VECTOR"), typed_socket(store.inputs, "Value", "VECTOR"))
+    links.new(store.outputs["Geometry"], g_out.inputs[0])
+    for i, node in enumerate((g_in, particles, nearest, velocity, sample, store, g_out)):
+        node.location = (180 * i, 0)
     return group
 
 
@@ -273,6 +316,10 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
         materials = [m for m in source.data.materials if m] if source is not None and source.type == "MESH" else []
         for m in materials or [default_material(mesh_of)]:
             mesh_obj.data.materials.append(m)
+        if desc.get("velocity_from"):  # motion blur: the surface moves with the particles it wraps
+            blur = mesh_obj.modifiers.new("Tsubu Surface Velocity", "NODES")
+            blur.node_group = surface_velocity_node_group()
+            compat.set_modifier_input(blur, "Particles", ensure_points_object(scene, domain, desc["velocity_from"]))
         if source is not None:  # the baked ground stands in for the object it was made from
             source.hide_render = True
             source.display_type = "WIRE"

@@ -116,7 +116,7 @@ def solver_input(desc):
 def streams(desc):
     out = {"fluid": {"kind": "particles"}}
     if desc.parameters["write_surface"]:
-        out["surface"] = {"kind": "volume", "grids": ["surface"]}
+        out["surface"] = {"kind": "volume", "grids": ["surface"], "velocity_from": "fluid"}
     rigid = [o.name for o in desc.objects_with_role("rigid")]
     if rigid:
         out["rigid"] = {"kind": "transforms", "objects": rigid}
