@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402  (sets sys.path)
 
 import bpy  # noqa: E402
+import numpy as np  # noqa: E402
 import addon_utils  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="tsubu-blender-elastoplastic-")
@@ -58,6 +59,17 @@ def test_demo_jelly_bakes_and_plays_back_as_a_mesh():
         assert len(skin.data.vertices) == len(jelly.data.vertices) and skin.data.materials[0].name == "Gel"
         skin_z = sum(v.co.z for v in skin.data.vertices) / len(skin.data.vertices)
         assert abs(skin_z - z12) < 0.03, (skin_z, z12)  # where the surface is
+        # motion blur: the skin and the surface move with the body (velocity attributes, m/s)
+        scene.frame_set(4)
+        skin_v = np.empty(len(skin.data.vertices) * 3, np.float32)
+        skin.data.attributes["velocity"].data.foreach_get("vector", skin_v)
+        evaluated = surface.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        mesh = evaluated.to_mesh()
+        surface_v = np.empty(len(mesh.vertices) * 3, np.float32)
+        mesh.attributes["velocity"].data.foreach_get("vector", surface_v)
+        evaluated.to_mesh_clear()
+        assert skin_v.reshape(-1, 3)[:, 2].mean() < -0.3 and surface_v.reshape(-1, 3)[:, 2].mean() < -0.3, \
+            (skin_v.reshape(-1, 3)[:, 2].mean(), surface_v.reshape(-1, 3)[:, 2].mean())  # falling
     finally:
         addon_utils.disable("tsubu", default_set=True)
 

@@ -52,6 +52,17 @@ def test_demo_wall_breaks_above_and_holds_below():
         upper, lower = rest[:, 2] > 0.6, rest[:, 2] < 0.35
         assert moved[upper].max() > 0.05, "nothing in the upper half moved"
         assert np.median(moved[lower]) < 0.3 * np.median(moved[upper]), ("the hard lower half moved", np.median(moved[lower]), moved[upper].max())
+        # motion blur: the pieces carry their corners' velocity, central differences of the cached poses
+        scene.frame_set(9)
+        before = corners(pieces)
+        scene.frame_set(11)
+        after = corners(pieces)
+        scene.frame_set(10)
+        velocity = np.empty(len(pieces.data.vertices) * 3, np.float32)
+        pieces.data.attributes["velocity"].data.foreach_get("vector", velocity)
+        expected = (after - before) * 24 / 2
+        assert np.abs(expected).max() > 0.5 and np.allclose(velocity.reshape(-1, 3), expected, atol=1e-3), \
+            np.abs(velocity.reshape(-1, 3) - expected).max()
         ball = made["Ball.0"]
         assert ball.animation_data and ball.animation_data.action
         assert abs(ball.matrix_world.translation.y + 0.4) > 0.05, ball.matrix_world.translation  # it was fired

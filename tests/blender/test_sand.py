@@ -45,6 +45,15 @@ def test_demo_scene_dents_and_spatters():
         assert min(after) < min(before) - 0.01, "the balls left no dent"
         assert max(after) > max(before) + 0.005, "no rim of pushed sand"
         assert ground.data.materials[0] is not None and bed.hide_render
+        h11_h13 = []
+        for f in (11, 13):
+            scene.frame_set(f)
+            h11_h13.append(heights())
+        scene.frame_set(12)
+        velocity = [0.0] * (3 * len(ground.data.vertices))
+        ground.data.attributes["velocity"].data.foreach_get("vector", velocity)
+        expected = [(b - a) * 24 / 2 for a, b in zip(*h11_h13)]  # motion blur: the bed's vertical speed, m/s
+        assert max(abs(e) for e in expected) > 0.01 and max(abs(v - e) for v, e in zip(velocity[2::3], expected)) < 1e-3
         grains = [len(bpy.data.objects["Sand.grains"].data.vertices) for f in range(1, 15) if not scene.frame_set(f)]
         assert max(grains) > 50, grains
         ball = made["Ball"]

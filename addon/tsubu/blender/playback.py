@@ -377,20 +377,6 @@ def ensure_fragments_object(scene, domain, cache, stream, desc):
     return show_mesh(scene, name, obj, mesh)
 
 
-def pose_fragments(mesh, frame):
-    """Move every corner by its element's pose at this frame."""
-    n = len(mesh.vertices)
-    rest = np.empty(3 * n, np.float32)
-    mesh.attributes["tsubu_rest"].data.foreach_get("vector", rest)
-    element = np.empty(n, np.int32)
-    mesh.attributes["tsubu_element"].data.foreach_get("value", element)
-    pos = np.asarray(frame["position"], np.float64)
-    rot = np.asarray(frame["rotation"], np.float64)
-    world = posed_fragments(rest.reshape(-1, 1, 3), element, pos, rot)
-    mesh.vertices.foreach_set("co", world.astype(np.float32).ravel())
-    mesh.update()
-
-
 def domains(scene):
     for obj in scene.objects:
         s, role = properties.role_of(obj)
@@ -415,15 +401,63 @@ def show_particles(scene, domain, cache, stream, desc, frame, radius):
     set_mesh_points(obj.data, points, radius)
 
 
+def set_mesh_velocity(mesh, cache, frame, positions_at):
+    """The 'velocity' attribute (m/s) Cycles blurs by, on a result mesh whose vertices keep their
+    order from frame to frame (sand bed, pieces, skin): central differences of the vertex positions
+    of the cached frames either side (one-sided at the ends, zero where the frame stands alone)."""
+    fps = float(cache.manifest()["fps"])
+    before, after = positions_at(frame - 1), positions_at(frame + 1)
+    here = positions_at(frame) if before is None or after is None else None
+    if before is not None and after is not None:
+        velocity = (after - before) * (fps / 2.0)
+    elif after is not None and here is not None:
+        velocity = (after - here) * fps
+    elif before is not None and here is not None:
+        velocity = (here - before) * fps
+    else:
+        velocity = np.zeros((len(mesh.vertices), 3))
+    attr = mesh.attributes.get("velocity") or mesh.attributes.new("velocity", "FLOAT_VECTOR", "POINT")
+    attr.data.foreach_set("vector", np.ascontiguousarray(velocity, np.float32).ravel())
+
+
+def heights_at(cache, stream, mesh):
+    grid = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", grid)
+    grid = grid.reshape(-1, 3)
+
+    def positions(frame):
+        if not os.path.exists(frame_path(cache.folder, stream, frame)):
+            return None
+        return np.column_stack([grid[:, :2], np.asarray(cache.read_heights(stream, frame), np.float64).reshape(-1)])
+    return positions
+
+
 def show_heightfield(scene, domain, cache, stream, desc, frame, radius):
     if os.path.exists(frame_path(cache.folder, stream, frame)):
-        set_heights(ensure_heightfield_object(scene, domain, stream, desc).data, cache.read_heights(stream, frame))
+        mesh = ensure_heightfield_object(scene, domain, stream, desc).data
+        set_heights(mesh, cache.read_heights(stream, frame))
+        set_mesh_velocity(mesh, cache, frame, heights_at(cache, stream, mesh))
 
 
 def show_fragments(scene, domain, cache, stream, desc, frame, radius):
-    pieces = frame_path(cache.folder, desc["pieces"], frame)
-    if os.path.exists(pieces):
-        pose_fragments(ensure_fragments_object(scene, domain, cache, stream, desc).data, read_particles(pieces))
+    if not os.path.exists(frame_path(cache.folder, desc["pieces"], frame)):
+        return
+    mesh = ensure_fragments_object(scene, domain, cache, stream, desc).data
+    rest = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.attributes["tsubu_rest"].data.foreach_get("vector", rest)
+    element = np.empty(len(mesh.vertices), np.int32)
+    mesh.attributes["tsubu_element"].data.foreach_get("value", element)
+
+    def positions(f):
+        path = frame_path(cache.folder, desc["pieces"], f)
+        if not os.path.exists(path):
+            return None
+        poses = read_particles(path)
+        return posed_fragments(rest.reshape(-1, 1, 3), element, np.asarray(poses["position"], np.float64),
+                               np.asarray(poses["rotation"], np.float64)).reshape(-1, 3)
+    mesh.vertices.foreach_set("co", positions(frame).astype(np.float32).ravel())
+    set_mesh_velocity(mesh, cache, frame, positions)
+    mesh.update()
 
 
 def ensure_skin_object(scene, domain, stream, desc):
@@ -455,6 +489,11 @@ def show_skin(scene, domain, cache, stream, desc, frame, radius):
         raise ValueError(f"{path}: {len(positions)} skin vertices for a mesh of {len(obj.data.vertices)}; "
                          "bake again after editing the body")
     obj.data.vertices.foreach_set("co", np.ascontiguousarray(positions, np.float32).reshape(-1))
+
+    def positions_at(f):
+        other = frame_path(cache.folder, stream, f)
+        return np.asarray(read_particles(other)["position"], np.float64) if os.path.exists(other) else None
+    set_mesh_velocity(obj.data, cache, frame, positions_at)
     obj.data.update()
 
 
