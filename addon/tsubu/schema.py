@@ -20,6 +20,10 @@ KINDS = ("float", "int", "bool", "enum", "vector", "image")  # image: the name o
 LOOP_PARAMS = ("max_substeps",)
 
 
+ACRONYMS = {"cfl", "cg", "dem", "sph", "fcc", "mls", "vdb"}
+SMALL_WORDS = {"a", "an", "and", "at", "by", "for", "in", "of", "on", "or", "per", "the", "to"}
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter: name, kind, default, bounds, unit and a one-line help."""
@@ -45,7 +49,18 @@ class Param:
 
     @property
     def title(self):
-        return self.label or self.name.replace("_", " ").capitalize()
+        """The label in Blender's Title Case ("CFL Number", "Young's Modulus"): each word capitalised
+        but short linking words, symbols with digits or mixed case (p0, pH) and acronyms."""
+        words = (self.label or self.name.replace("_", " ")).split(" ")
+        out = []
+        for i, word in enumerate(words):
+            if word.lower() in ACRONYMS:
+                word = word.upper()
+            elif (i == 0 or word not in SMALL_WORDS) and word[:1].islower() and len(word) > 1 \
+                    and not any(c.isdigit() or c.isupper() for c in word):
+                word = word[0].upper() + word[1:]
+            out.append(word)
+        return " ".join(out)
 
     def check(self, value):
         """None if value is acceptable, else what is wrong (a phrase)."""

@@ -331,9 +331,13 @@ def test_bake_operator_runs_and_keys_transforms():
         assert np.array_equal(co.reshape(-1, 3), fake_runner.state_at(5, 24.0))
         assert crate.animation_data and crate.animation_data.action
         assert math.isclose(crate.matrix_world.translation.z, 5.0, abs_tol=1e-6)  # keyed from the transforms stream
+        # the result is what renders: the domain box and the liquid's source are wire stand-ins, the body is not
+        assert [(o.display_type, o.hide_render) for o in (domain, water)] == [("WIRE", True)] * 2
+        assert (crate.display_type, crate.hide_render) == ("TEXTURED", False)
         make_active(domain)
         assert bpy.ops.tsubu.free() == {"FINISHED"}
         assert not cache.exists() and "Domain.points" not in bpy.data.objects
+        assert [(o.display_type, o.hide_render) for o in (domain, water)] == [("TEXTURED", False)] * 2
 
 
 def test_bad_input_is_reported_by_name():

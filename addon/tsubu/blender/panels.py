@@ -41,7 +41,22 @@ class TSUBU_MT_presets(bpy.types.Menu):
         layout.operator(operators.TSUBU_OT_preset_export.bl_idname, icon="EXPORT")
 
 
+def settings_holder(context):
+    """(object, schema) when the active object carries an effect's settings (the domain), else (None, None)."""
+    obj = context.object
+    if obj is None:
+        return None, None
+    s, role = properties.role_of(obj)
+    return (obj, s) if role is not None and role.holds_settings else (None, None)
+
+
+def is_baking(obj):
+    return obj.name in operators.TSUBU_OT_bake._running
+
+
 class TSUBU_PT_main(bpy.types.Panel):
+    """Physics > Tsubu: the object's role and its own values; the settings holder's groups and cache
+    follow as sub-panels (made per schema group at registration), as Blender's Fluid panel does."""
     bl_idname = "TSUBU_PT_main"
     bl_label = "Tsubu"
     bl_space_type = "PROPERTIES"
@@ -63,58 +78,113 @@ class TSUBU_PT_main(bpy.types.Panel):
             return
         row = layout.row(align=True)
         row.label(text=f"{s.label}: {role.label}", icon="PHYSICS")
+        if role.holds_settings:
+            row.menu(TSUBU_MT_presets.bl_idname, text="", icon="PRESET")
         row.operator(operators.TSUBU_OT_role_clear.bl_idname, text="", icon="X")
         if role.params:
             group = getattr(obj.tsubu, properties.role_attr(s.effect, role.name))
             col = layout.column()
             for p in role.params:
                 col.prop(group, p.name)
-        if not role.holds_settings:
-            return
-        self.draw_settings(layout, obj, s)
-        self.draw_bake(layout, obj)
 
-    def draw_settings(self, layout, obj, s):
-        row = layout.row(align=True)
-        row.menu(TSUBU_MT_presets.bl_idname, icon="PRESET")
-        row.prop(obj.tsubu, "show_advanced", toggle=True, icon="PREFERENCES", text="")
+
+class SettingsPanel:
+    """A sub-panel of one schema group of one effect's settings; advanced values in a closed child."""
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+    effect = group = ""
+    advanced = False
+
+    @classmethod
+    def poll(cls, context):
+        obj, s = settings_holder(context)
+        return obj is not None and s.effect == cls.effect
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        obj, s = settings_holder(context)
+        layout.enabled = not is_baking(obj)  # the bake runs with the values it started with
         settings = getattr(obj.tsubu, properties.settings_attr(s.effect))
-        current = None
         col = layout.column()
         for p in s.params:
-            if p.advanced and not obj.tsubu.show_advanced:
-                continue
-            if p.group != current:
-                current = p.group
-                col = layout.box().column()
-                col.label(text=current)
-            col.prop(settings, p.name)
+            if p.group == self.group and p.advanced == self.advanced:
+                col.prop(settings, p.name)
 
-    def draw_bake(self, layout, obj):
-        box = layout.box().column()
-        box.label(text="Cache")
-        box.prop(obj.tsubu, "cache_dir")
-        box.prop(obj.tsubu, "seed")
-        box.prop(obj.tsubu, "use_scene_frames")
+
+class TSUBU_PT_cache(bpy.types.Panel):
+    bl_idname = "TSUBU_PT_cache"
+    bl_label = "Cache"
+    bl_parent_id = "TSUBU_PT_main"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        return settings_holder(context)[0] is not None
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        obj, _ = settings_holder(context)
+        baking = is_baking(obj)
+        col = layout.column()
+        col.enabled = not baking
+        col.prop(obj.tsubu, "cache_dir")
+        col.prop(obj.tsubu, "seed")
+        col.prop(obj.tsubu, "use_scene_frames")
         if not obj.tsubu.use_scene_frames:
-            row = box.row(align=True)
-            row.prop(obj.tsubu, "frame_start")
-            row.prop(obj.tsubu, "frame_end")
-        baking = obj.name in operators.TSUBU_OT_bake._running
-        row = box.row(align=True)
+            sub = col.column(align=True)
+            sub.prop(obj.tsubu, "frame_start", text="Frame Start")
+            sub.prop(obj.tsubu, "frame_end", text="End")
+        row = layout.row(align=True)
         row.enabled = not baking
         row.operator(operators.TSUBU_OT_bake.bl_idname, text="Bake", icon="PHYSICS").resume = False
         row.operator(operators.TSUBU_OT_bake.bl_idname, text="Resume", icon="PLAY").resume = True
         row.operator(operators.TSUBU_OT_free.bl_idname, text="Free", icon="TRASH")
         if baking:
             job = operators.TSUBU_OT_bake._running[obj.name]
-            box.label(text=f"Baking frame {job.frame} ({100 * job.fraction:.0f}%), Esc cancels", icon="TIME")
+            layout.label(text=f"Baking frame {job.frame} ({100 * job.fraction:.0f}%), Esc cancels", icon="TIME")
         elif obj.tsubu.status:
-            box.label(text=obj.tsubu.status, icon="ERROR" if obj.tsubu.status.startswith(("Failed", "Cache",
-                                                                                           "Not"))
-                      else "INFO")
+            draw_message(layout, obj.tsubu.status, context,
+                         "ERROR" if obj.tsubu.status.startswith(("Failed", "Cache", "Not")) else "INFO")
         elif Cache(export.cache_folder(obj)).exists():
-            box.label(text="A cache exists for this domain", icon="INFO")
+            layout.label(text="A cache exists for this domain", icon="INFO")
 
 
-CLASSES = (TSUBU_MT_add_role, TSUBU_MT_presets, TSUBU_PT_main)
+def draw_message(layout, text, context, icon):
+    """A message wrapped to the panel's width, so that a long one (a file name) is read whole."""
+    import textwrap
+    chars = max(24, int(context.region.width / (7 * context.preferences.system.ui_scale)) - 4)
+    col = layout.column(align=True)
+    for i, line in enumerate(textwrap.wrap(text, chars, break_long_words=True) or [""]):
+        col.label(text=line, icon=icon if i == 0 else "BLANK1")
+
+
+def settings_panels():
+    """One sub-panel class per schema group of every effect's settings (closed by default when all of
+    the group is advanced), and a closed "Advanced" child where a group mixes both."""
+    made = []
+    for effect in schemas.effects():
+        s = schemas.get(effect)
+        for group in dict.fromkeys(p.group for p in s.params):
+            params = [p for p in s.params if p.group == group]
+            slug = "".join(c if c.isalnum() else "_" for c in group.lower())
+            ident = f"TSUBU_PT_{effect}_{slug}"
+            basic = any(not p.advanced for p in params)
+            made.append(type(ident, (SettingsPanel, bpy.types.Panel), {
+                "bl_idname": ident, "bl_label": group, "bl_parent_id": "TSUBU_PT_main",
+                "bl_options": set() if basic else {"DEFAULT_CLOSED"}, "effect": effect, "group": group,
+                "advanced": not basic}))
+            if basic and any(p.advanced for p in params):
+                made.append(type(ident + "_advanced", (SettingsPanel, bpy.types.Panel), {
+                    "bl_idname": ident + "_advanced", "bl_label": "Advanced", "bl_parent_id": ident,
+                    "bl_options": {"DEFAULT_CLOSED"}, "effect": effect, "group": group, "advanced": True}))
+    return made
+
+
+CLASSES = (TSUBU_MT_add_role, TSUBU_MT_presets, TSUBU_PT_main, *settings_panels(), TSUBU_PT_cache)

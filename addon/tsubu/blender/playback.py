@@ -321,8 +321,7 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
             blur.node_group = surface_velocity_node_group()
             compat.set_modifier_input(blur, "Particles", ensure_points_object(scene, domain, desc["velocity_from"]))
         if source is not None:  # the baked ground stands in for the object it was made from
-            source.hide_render = True
-            source.display_type = "WIRE"
+            make_stand_in(source)
     return mesh_obj
 
 
@@ -375,6 +374,29 @@ def ensure_fragments_object(scene, domain, cache, stream, desc):
     mesh.materials.append(outer[0])
     mesh.materials.append(inner_material())
     return show_mesh(scene, name, obj, mesh)
+
+
+STAND_IN = "tsubu_stand_in"  # what an object showed before a bake made it a stand-in: "<display type> <hide render>"
+SOURCE_ROLES = ("fluid", "inflow", "rain", "sink")  # they make or take liquid; the liquid is what renders
+
+
+def make_stand_in(obj):
+    """After a bake the result is what renders: the object it replaces shows as a wireframe and is not
+    rendered. Free restores it (restore_stand_ins)."""
+    if STAND_IN not in obj:
+        obj[STAND_IN] = f"{obj.display_type} {int(obj.hide_render)}"
+    obj.display_type = "WIRE"
+    obj.hide_render = True
+
+
+def restore_stand_ins(scene, domain):
+    effect = properties.role_of(domain)[0].effect
+    for obj in scene.objects:
+        s, role = properties.role_of(obj)
+        if STAND_IN in obj and (obj == domain or (s is not None and s.effect == effect)):
+            display, hidden = str(obj[STAND_IN]).split()
+            obj.display_type, obj.hide_render = display, hidden == "1"
+            del obj[STAND_IN]
 
 
 def domains(scene):
@@ -474,8 +496,7 @@ def ensure_skin_object(scene, domain, stream, desc):
     mesh = bpy.data.meshes.new_from_object(evaluated)
     mesh.name = name
     obj = ensure_object(scene, name, mesh)  # world coordinates: the object stays at the origin
-    source.hide_render = True
-    source.display_type = "WIRE"
+    make_stand_in(source)
     return obj
 
 
@@ -528,8 +549,7 @@ def build_transforms(scene, domain, cache, stream, desc):
 
 def build_stand_in(scene, domain, cache, stream, desc):
     """The baked ground or pieces stand in for the object: it shows as a wireframe, unrendered."""
-    domain.hide_render = True
-    domain.display_type = "WIRE"
+    make_stand_in(domain)
     return False
 
 
@@ -613,6 +633,12 @@ def build_results(scene, domain):
         kind = stream_kind(desc)
         if kind.build:
             surfaces |= kind.build(scene, domain, cache, stream, desc)
+    effect = properties.role_of(domain)[0].effect
+    for obj in scene.objects:  # the domain box and the liquid's sources: the liquid renders, not they
+        s, role = properties.role_of(obj)
+        if role is not None and s.effect == effect and (obj == domain and role.name == "domain"
+                                                        or role.name in SOURCE_ROLES):
+            make_stand_in(obj)
     guard_frame(scene, domain, scene.frame_current)
     load_frame(scene, domain, scene.frame_current)
     for stream, desc in m["streams"].items():  # with a surface, the points are a viewport aid only
@@ -622,6 +648,8 @@ def build_results(scene, domain):
 
 
 def remove_results(domain):
+    for scene in domain.users_scene:
+        restore_stand_ins(scene, domain)
     for obj in list(bpy.data.objects):
         if obj.name.startswith(domain.name + ".") and obj.users_collection and \
                 any(c.name == COLLECTION for c in obj.users_collection):

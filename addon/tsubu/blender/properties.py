@@ -18,9 +18,17 @@ VECTOR_SUBTYPES = {"m/s": "VELOCITY", "m/s²": "ACCELERATION", "m": "TRANSLATION
 _generated = []  # PropertyGroup classes made here, registered in order
 
 
+def label_of(p):
+    """The field's label: the title, with the unit where Blender's unit system does not show one
+    (kg/m³, Pa·s, N/m, °, ...; lengths, speeds, accelerations and masses show theirs in the field)."""
+    if not p.unit or p.unit in UNITS or p.unit in p.title:
+        return p.title
+    return f"{p.title} ({p.unit})"
+
+
 def blender_property(p):
     """The bpy property for one schema Param."""
-    common = {"name": p.title, "description": p.help + (f" ({p.unit})" if p.unit and p.unit not in UNITS else "")}
+    common = {"name": label_of(p), "description": p.help + (f" ({p.unit})" if p.unit and p.unit not in UNITS else "")}
     if p.kind == "bool":
         return BoolProperty(default=p.default, **common)
     if p.kind == "image":
@@ -102,7 +110,6 @@ def build_object_group():
         "frame_start": IntProperty(name="Start", default=1),
         "frame_end": IntProperty(name="End", default=100),
         "status": StringProperty(name="Status", default=""),
-        "show_advanced": BoolProperty(name="Advanced", default=False),
     }
     for effect in schemas.effects():
         s = schemas.get(effect)

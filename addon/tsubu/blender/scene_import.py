@@ -8,10 +8,9 @@ import numpy as np
 from mathutils import Matrix
 
 from ..schema import image_array_key
-from . import properties
+from . import playback, properties
 
 
-SOURCE_ROLES = ("fluid", "inflow", "rain", "sink")
 
 
 def image_from_grey(name, grey):
@@ -58,7 +57,7 @@ def create_objects(desc, collection=None):
             properties.write_group(getattr(obj.tsubu, properties.settings_attr(desc.effect)), schema.params,
                                    desc.parameters)
             obj.tsubu.seed = desc.seed
-        if role.name in SOURCE_ROLES or (role.holds_settings and role.name != "breakable"):  # stand-ins
+        if role.name in playback.SOURCE_ROLES or (role.holds_settings and role.name != "breakable"):  # stand-ins
             obj.display_type = "WIRE"
             obj.hide_render = True
         made[o.name] = obj

@@ -89,7 +89,7 @@ ROLES = (
              Param("initial_velocity", "vector", (0.0, 5.0, 0.0), "Velocity when fired", unit="m/s", min=-1000.0,
                    max=1000.0),
              Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin when fired", unit="rad/s",
-                   min=-1000.0, max=1000.0),
+                   label="Initial spin", min=-1000.0, max=1000.0),
              Param("launch_frame", "int", 1, "Frame it is fired at; before it, it waits and touches nothing",
                    min=-100000, max=100000),
          )),
