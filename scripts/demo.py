@@ -2,7 +2,7 @@
 headless Blender and render one frame with Cycles (CPU, few samples).
 
     blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand|fracture|erosion|elastoplastic] [--out out]
-        [--frame N] [--samples 16] [--before N]
+        [--frame N] [--samples 16] [--before N] [--motion-blur]
 
 Writes OUT/<effect>_demo.png, OUT/<effect>_demo.blend and the cache in OUT/tsubu_cache/.
 """
@@ -90,6 +90,8 @@ def main():
     ap.add_argument("--samples", type=int, default=24)
     ap.add_argument("--reuse", action="store_true", help="render from an existing cache instead of baking")
     ap.add_argument("--before", type=int, default=None, help="also render this frame, to <effect>_demo_before.png")
+    ap.add_argument("--motion-blur", action="store_true",
+                    help="render with Cycles motion blur (from the results' velocity attributes) to <effect>_demo_blur.png")
     args = ap.parse_args(argv)
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -123,7 +125,9 @@ def main():
         scene.render.filepath = os.path.join(out, f"{args.effect}_demo_before.png")
         bpy.ops.render.render(write_still=True)
     scene.frame_set(frame)
-    scene.render.filepath = os.path.join(out, f"{args.effect}_demo.png")
+    scene.render.use_motion_blur = args.motion_blur
+    suffix = "_blur" if args.motion_blur else ""
+    scene.render.filepath = os.path.join(out, f"{args.effect}_demo{suffix}.png")
     started = time.monotonic()
     bpy.ops.render.render(write_still=True)
     print(f"demo: rendered frame {frame} in {time.monotonic() - started:.0f} s -> {scene.render.filepath}")

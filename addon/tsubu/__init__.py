@@ -40,8 +40,9 @@ if not CORE_ERROR:
     from .cache import Cache  # noqa: E402
     from .errors import CancelledError, CorruptFileError, UnstableError, ValidationError  # noqa: E402
     from .scene import SceneDescription, SceneObject  # noqa: E402
+    from .surface import rebuild_surface  # noqa: E402
 
-__all__ = ["bake", "Cache", "SceneDescription", "SceneObject", "schema", "presets", "ValidationError",
+__all__ = ["bake", "rebuild_surface", "Cache", "SceneDescription", "SceneObject", "schema", "presets", "ValidationError",
            "CorruptFileError", "CancelledError", "UnstableError"]
 
 

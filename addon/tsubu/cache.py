@@ -66,6 +66,19 @@ def read_particles(path):
     return ParticleFrame(frame, time, count, attributes)
 
 
+def view_aliases(folder, stream):
+    """The symbolic links '<stream>.view<n>' -> '<stream>' that the add-on reads a rebuilt surface through
+    (Blender 4 and 5 keep the grids they read per file path, so rebuilt files need a new path)."""
+    prefix = stream + ".view"
+    out = []
+    for name in os.listdir(folder) if os.path.isdir(folder) else ():
+        path = os.path.join(folder, name)
+        if name.startswith(prefix) and name[len(prefix):].isdigit() and os.path.islink(path) \
+                and os.readlink(path) == stream:
+            out.append(path)
+    return sorted(out)
+
+
 class Cache:
     """A cache folder: its manifest, its frames, and freeing it."""
 
@@ -195,8 +208,10 @@ class Cache:
         """Delete the cache's own files (manifest, stream folders, state); refuse a folder that is not a cache."""
         m = self.manifest()
         for stream in list(m["streams"]) + ["state"]:
+            for alias in view_aliases(self.folder, stream):
+                os.unlink(alias)
             d = os.path.join(self.folder, stream)
-            if os.path.isdir(d) and os.path.dirname(os.path.abspath(d)) == self.folder:
+            if os.path.isdir(d) and not os.path.islink(d) and os.path.dirname(os.path.abspath(d)) == self.folder:
                 shutil.rmtree(d)
         os.unlink(self.manifest_path)
 

@@ -5,6 +5,7 @@
     python3 -m tsubu presets show EFFECT NAME
     python3 -m tsubu presets validate FILE...     every problem of every file
     python3 -m tsubu bake SCENE.json --out DIR [--resume]
+    python3 -m tsubu surface DIR [--set NAME=VALUE ...]   rebuild the surface from the cached particles
     python3 -m tsubu demo EFFECT --out DIR        bake a built-in scene
     python3 -m tsubu bench EFFECT                 throughput; last line "EFFECT: <number> <unit>"
     python3 -m tsubu bench load                   1 vs 2 threads beside two busy processes
@@ -69,6 +70,25 @@ def cmd_bake(args):
     print(cache.info())
 
 
+def cmd_surface(args):
+    from .cache import Cache
+    from .surface import rebuild_surface
+    settings = {}
+    for item in args.set or ():
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise ValidationError([f"--set {item!r}: expected NAME=VALUE, e.g. surface_smoothing=8"])
+        try:
+            settings[name] = json.loads(value)
+        except json.JSONDecodeError:
+            raise ValidationError([f"--set {item!r}: the value is not a number or true/false"]) from None
+    frames = rebuild_surface(args.folder, settings, progress=lambda f, done, total: print(
+        f"\rsurface frame {f}  ({done}/{total})", end="", file=sys.stderr, flush=True))
+    print(file=sys.stderr)
+    print(f"rebuilt the surface of {len(frames)} frames")
+    print(Cache(args.folder).info())
+
+
 def cmd_demo(args):
     from . import demos
     cache = demos.bake_demo(args.effect, args.out)
@@ -105,6 +125,11 @@ def parser():
     s.add_argument("--out", required=True, help="cache folder")
     s.add_argument("--resume", action="store_true", help="continue from the last whole frame")
     s.set_defaults(func=cmd_bake)
+    s = sub.add_parser("surface", help="rebuild the surface of a cache from its particles (no simulation)")
+    s.add_argument("folder")
+    s.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="a surface setting: surface_radius_scale, surface_voxel_ratio, surface_smoothing")
+    s.set_defaults(func=cmd_surface)
     s = sub.add_parser("demo", help="bake a built-in demo scene")
     s.add_argument("effect")
     s.add_argument("--out", required=True)

@@ -22,6 +22,12 @@ typedef struct ts_surface_settings {
     int smoothing;            /* Gaussian passes; 0 keeps the union of spheres */
 } ts_surface_settings;
 
+/* The level set 'surface' of n particles (the caller frees *out with tsvdb_grid_free). Also what
+ * Rebuild Surface runs on a cache's particles, so a rebuilt frame is the bake's own, byte for byte. */
+struct tsvdb_grid;
+ts_status ts_surface_level_set(const ts_surface_settings *s, const float *x, const float *y, const float *z, size_t n,
+                               struct tsvdb_grid **out, ts_error *err);
+
 /* Write DIR/<stream>/<stream>_<frame>.vdb with the grid 'surface'. */
 ts_status ts_output_surface(ts_frame_output *out, const char *stream, const ts_surface_settings *s, const float *x,
                             const float *y, const float *z, size_t n, ts_error *err);

@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 
+#include "core/surface.h"
 #include "vdb/tsubu_vdb.h"
 
 typedef struct {
@@ -251,6 +252,39 @@ static PyObject *particles_to_level_set(PyObject *self, PyObject *args, PyObject
     return st == TS_OK ? wrap_grid(g) : tsubu_raise(&err);
 }
 
+static PyObject *surface_level_set(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"positions", "particle_radius", "radius_scale", "voxel_ratio", "smoothing", NULL};
+    PyObject *pos_obj;
+    ts_surface_settings s;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Odddi", names, &pos_obj, &s.particle_radius, &s.radius_scale,
+                                     &s.voxel_ratio, &s.smoothing))
+        return NULL;
+    if (!(s.particle_radius > 0) || !(s.radius_scale >= 0.5) || !(s.voxel_ratio >= 0.05) || s.smoothing < 0) {
+        PyErr_SetString(PyExc_ValueError, "surface_level_set: particle_radius > 0, radius_scale >= 0.5, "
+                                          "voxel_ratio >= 0.05 and smoothing >= 0 expected");
+        return NULL;
+    }
+    const npy_intp pd[2] = {-1, 3};
+    PyArrayObject *pos = tsubu_array(pos_obj, NPY_FLOAT32, 2, pd, "positions");
+    if (!pos)
+        return NULL;
+    size_t n = (size_t)PyArray_DIM(pos, 0);
+    float *xyz = split_xyz(pos, n);
+    Py_DECREF(pos);
+    if (!xyz)
+        return PyErr_NoMemory();
+    tsvdb_grid *g = NULL;
+    ts_error err;
+    ts_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ts_surface_level_set(&s, xyz, xyz + n, xyz + 2 * n, n, &g, &err);
+    Py_END_ALLOW_THREADS
+    free(xyz);
+    return st == TS_OK ? wrap_grid(g) : tsubu_raise(&err);
+}
+
 static PyObject *mesh_to_level_set(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -375,6 +409,9 @@ static PyObject *read_vdb(PyObject *self, PyObject *args)
 PyMethodDef tsubu_vdb_methods[] = {
     {"particles_to_level_set", (PyCFunction)(void (*)(void))particles_to_level_set, METH_VARARGS | METH_KEYWORDS,
      "particles_to_level_set(positions (N,3), radius (float or (N,)), voxel_size, half_width=3.0) -> Grid 'surface'"},
+    {"surface_level_set", (PyCFunction)(void (*)(void))surface_level_set, METH_VARARGS | METH_KEYWORDS,
+     "surface_level_set(positions (N,3), particle_radius, radius_scale, voxel_ratio, smoothing) -> Grid 'surface':\n"
+     "the liquid surface exactly as the bake writes it (used by Rebuild Surface)"},
     {"mesh_to_level_set", (PyCFunction)(void (*)(void))mesh_to_level_set, METH_VARARGS | METH_KEYWORDS,
      "mesh_to_level_set(vertices (N,3), triangles (M,3), voxel_size, half_width=3.0) -> Grid"},
     {"dense_to_grid", (PyCFunction)(void (*)(void))dense_to_grid, METH_VARARGS | METH_KEYWORDS,

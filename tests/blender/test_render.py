@@ -38,7 +38,7 @@ def blob_centre(frame):
 def write_cache(folder, velocity_of, surface=False):
     streams = {"fluid": {"kind": "particles"}}
     if surface:
-        streams["surface"] = {"kind": "volume", "grids": ["surface"], "velocity_from": "fluid"}
+        streams["surface"] = {"kind": "volume", "grids": ["surface"], "particles": "fluid"}
     c = cachelib.Cache(folder)
     c.create("water", {"particle_radius": 0.04}, 1, FRAMES, float(FPS), 0, streams)
     rng = np.random.default_rng(7)

@@ -19,6 +19,14 @@ import addon_utils  # noqa: E402
 TMP = tempfile.mkdtemp(prefix="tsubu-blender-water-")
 
 
+def mesh_of(obj):
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = evaluated.to_mesh()
+    co = [tuple(v.co) for v in mesh.vertices]
+    evaluated.to_mesh_clear()
+    return co
+
+
 def test_demo_scene_bakes_floats_and_sinks():
     assert addon_utils.enable("tsubu", default_set=True) is not None
     try:
@@ -52,6 +60,20 @@ def test_demo_scene_bakes_floats_and_sinks():
         assert crate_bottom > 0.03, f"the crate rests on the floor (lowest point at {crate_bottom:.3f} m)"
         assert stone_bottom < 0.025, f"the stone did not sink (lowest point at {stone_bottom:.3f} m)"
         assert bpy.data.objects["Domain.surface"].data.materials[0].name == "Tsubu Water"
+        # Rebuild Surface: a finer surface from the cached particles, without simulating again
+        vertices_before = len(mesh_of(bpy.data.objects["Domain.surface"]))
+        from tsubu.blender import properties
+        settings = getattr(domain.tsubu, properties.settings_attr("water"))
+        settings.surface_voxel_ratio = 0.5
+        fluid_file = os.path.join(TMP, "Domain", "fluid", "fluid_000048.tspf")
+        fluid_bytes = open(fluid_file, "rb").read()
+        assert bpy.ops.tsubu.rebuild_surface() == {"FINISHED"}, domain.tsubu.status
+        assert domain.tsubu.status == "Surface rebuilt for frames 1-48", domain.tsubu.status
+        from tsubu import Cache
+        assert Cache(os.path.join(TMP, "Domain")).manifest()["parameters"]["surface_voxel_ratio"] == 0.5
+        assert open(fluid_file, "rb").read() == fluid_bytes
+        vertices_after = len(mesh_of(bpy.data.objects["Domain.surface"]))
+        assert vertices_after > 2 * vertices_before, (vertices_before, vertices_after)  # voxels half as big
     finally:
         addon_utils.disable("tsubu", default_set=True)
 

@@ -1,4 +1,4 @@
-"""Operators: give an object a role, bake / resume / free, and presets.
+"""Operators: give an object a role, bake / resume / rebuild the surface / free, and presets.
 
 Bake exports the scene (main thread, bpy), validates it, then runs
 tsubu.bake in a background thread: the C solvers release the GIL, so the
@@ -7,6 +7,7 @@ substeps and every frame written so far stays. In `blender -b` the same
 operator runs to the end synchronously.
 """
 import threading
+import time
 
 import bpy
 from bpy.props import BoolProperty, StringProperty
@@ -15,6 +16,7 @@ from .. import presets, schema as schemas
 from ..baking import bake
 from ..cache import Cache
 from ..errors import CancelledError
+from ..surface import SETTINGS as SURFACE_SETTINGS, rebuild_surface, surface_source
 from . import export, playback, properties
 
 
@@ -83,52 +85,79 @@ class TSUBU_OT_role_clear(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class BakeJob:
-    """A bake running on a worker thread; the operator polls it."""
+RUNNING = {}  # domain name -> the Job working on its cache (one at a time per domain)
 
-    def __init__(self, description, folder, resume):
-        self.description, self.folder, self.resume = description, folder, resume
+
+class Job:
+    """Work on a cache on a worker thread (the C code releases the GIL, so the interface stays live);
+    the operator polls it. A bake and a surface rebuild are Jobs."""
+    verb = ""
+
+    def __init__(self, folder, frame_start, frame_end):
+        self.folder, self.frame_end = folder, frame_end
         self.cancel = threading.Event()
-        self.fraction, self.frame, self.error, self.cancelled = 0.0, description.frame_start, None, False
-        self.thread = threading.Thread(target=self.run, name="tsubu-bake", daemon=True)
-
-    def progress(self, p):
-        self.fraction, self.frame = p.fraction, p.frame
-        return self.cancel.is_set()
+        self.fraction, self.frame, self.error, self.cancelled = 0.0, frame_start, None, False
+        self.started = time.monotonic()
+        self.thread = threading.Thread(target=self.run, name=f"tsubu-{self.verb}", daemon=True)
 
     def run(self):
         try:
-            bake(self.description, self.folder, progress=self.progress, resume=self.resume)
+            self.work()
         except CancelledError:
             self.cancelled = True
         except Exception as e:  # reported by the operator on the main thread
             self.error = e
 
+    def eta(self):
+        """'about 3 min left' once a few % are done, from the pace so far."""
+        elapsed = time.monotonic() - self.started
+        if self.fraction < 0.02 or elapsed < 2.0:
+            return "estimating time left"
+        left = elapsed * (1.0 - self.fraction) / self.fraction
+        return (f"about {left:.0f} s left" if left < 90 else f"about {left / 60:.0f} min left" if left < 5400
+                else f"about {left / 3600:.1f} h left")
 
-class TSUBU_OT_bake(bpy.types.Operator):
-    """Bake the effect of the active domain into its cache folder (Esc cancels; frames already written stay)"""
-    bl_idname = "tsubu.bake"
-    bl_label = "Bake"
-    resume: BoolProperty(name="Resume", default=False, description="Continue from the last checkpoint (the state is saved about every 30 s of baking)")
 
-    _running = {}  # domain name -> BakeJob
+class BakeJob(Job):
+    verb = "baking"
+
+    def __init__(self, description, folder, resume):
+        super().__init__(folder, description.frame_start, description.frame_end)
+        self.description, self.resume = description, resume
+
+    def progress(self, p):
+        self.fraction, self.frame = p.fraction, p.frame
+        return self.cancel.is_set()
+
+    def work(self):
+        bake(self.description, self.folder, progress=self.progress, resume=self.resume)
+
+
+class SurfaceJob(Job):
+    verb = "rebuilding the surface of"
+
+    def __init__(self, folder, settings, frames):
+        super().__init__(folder, frames[0], frames[-1])
+        self.settings, self.frames = settings, []
+
+    def progress(self, frame, done, total):
+        self.frame, self.fraction = frame, done / total
+
+    def work(self):
+        self.frames = rebuild_surface(self.folder, self.settings, progress=self.progress,
+                                      cancelled=self.cancel.is_set)
+
+
+class JobOperator:
+    """Start a Job: synchronously in `blender -b` and scripts (execute), else on a worker thread with
+    the frame, percentage and time left in the status bar and Esc to cancel (invoke, modal)."""
 
     @classmethod
     def poll(cls, context):
         d = active_domain(context)
-        return d is not None and d.name not in cls._running
+        return d is not None and d.name not in RUNNING
 
-    def prepare(self, context):
-        domain = active_domain(context)
-        try:
-            description = export.describe(context, domain).validate()
-        except ValueError as e:
-            domain.tsubu.status = "Not baked: see the error"
-            self.report({"ERROR"}, str(e))
-            return None, None
-        return domain, BakeJob(description, export.cache_folder(domain), self.resume)
-
-    def execute(self, context):  # blender -b, scripts: synchronous
+    def execute(self, context):
         domain, job = self.prepare(context)
         if job is None:
             return {"CANCELLED"}
@@ -142,7 +171,7 @@ class TSUBU_OT_bake(bpy.types.Operator):
         if job is None:
             return {"CANCELLED"}
         self.domain_name, self.job = domain.name, job
-        TSUBU_OT_bake._running[domain.name] = job
+        RUNNING[domain.name] = job
         job.thread.start()
         wm = context.window_manager
         self.timer = wm.event_timer_add(0.2, window=context.window)
@@ -157,18 +186,35 @@ class TSUBU_OT_bake(bpy.types.Operator):
         if event.type != "TIMER":
             return {"PASS_THROUGH"}
         if job.thread.is_alive():
-            state = "cancelling" if job.cancel.is_set() else "baking"
+            state = "cancelling" if job.cancel.is_set() else job.verb
             context.workspace.status_text_set(
-                f"Tsubu: {state} {self.domain_name}, frame {job.frame} of {job.description.frame_end} "
-                f"({100 * job.fraction:.0f}%)   Esc: cancel")
+                f"Tsubu: {state} {self.domain_name}, frame {job.frame} of {job.frame_end} "
+                f"({100 * job.fraction:.0f}%, {job.eta()})   Esc: cancel")
             context.window_manager.progress_update(int(100 * job.fraction))
             return {"RUNNING_MODAL"}
         context.window_manager.event_timer_remove(self.timer)
         context.window_manager.progress_end()
         context.workspace.status_text_set(None)
-        TSUBU_OT_bake._running.pop(self.domain_name, None)
+        RUNNING.pop(self.domain_name, None)
         domain = bpy.data.objects.get(self.domain_name)
         return self.finish(context, domain, job) if domain else {"CANCELLED"}
+
+
+class TSUBU_OT_bake(JobOperator, bpy.types.Operator):
+    """Bake the effect of the active domain into its cache folder (Esc cancels; frames already written stay)"""
+    bl_idname = "tsubu.bake"
+    bl_label = "Bake"
+    resume: BoolProperty(name="Resume", default=False, description="Continue from the last checkpoint (the state is saved about every 30 s of baking)")
+
+    def prepare(self, context):
+        domain = active_domain(context)
+        try:
+            description = export.describe(context, domain).validate()
+        except ValueError as e:
+            domain.tsubu.status = "Not baked: see the error"
+            self.report({"ERROR"}, str(e))
+            return None, None
+        return domain, BakeJob(description, export.cache_folder(domain), self.resume)
 
     def finish(self, context, domain, job):
         last = None
@@ -191,6 +237,54 @@ class TSUBU_OT_bake(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class TSUBU_OT_rebuild_surface(JobOperator, bpy.types.Operator):
+    """Make the liquid surface again from the cached particles with the domain's current surface
+    settings, without simulating again (Esc cancels; each frame is written whole)"""
+    bl_idname = "tsubu.rebuild_surface"
+    bl_label = "Rebuild Surface"
+
+    @classmethod
+    def poll(cls, context):
+        d = active_domain(context)
+        if d is None or d.name in RUNNING:
+            return False
+        cache = Cache(export.cache_folder(d))
+        try:
+            return cache.exists() and surface_source(cache.manifest()) is not None
+        except (ValueError, OSError):
+            return False
+
+    def prepare(self, context):
+        domain = active_domain(context)
+        s, values = domain_settings(context)
+        settings = {name: values[name] for name in SURFACE_SETTINGS}
+        folder = export.cache_folder(domain)
+        try:
+            cache = Cache(folder)
+            frames = cache.frames(surface_source(cache.manifest()))
+            if not frames:
+                raise ValueError(f"{folder}: no cached particles to make a surface from; bake first")
+        except (ValueError, OSError) as e:
+            self.report({"ERROR"}, str(e))
+            return None, None
+        return domain, SurfaceJob(folder, settings, frames)
+
+    def finish(self, context, domain, job):
+        if job.frames or job.cancelled:
+            playback.reload_surface(context.scene, domain)
+        if job.error is not None:
+            domain.tsubu.status = f"Failed: {job.error}"
+            self.report({"ERROR"}, f"Tsubu: rebuilding the surface of {domain.name} failed: {job.error}")
+            return {"CANCELLED"}
+        if job.cancelled:
+            domain.tsubu.status = f"Surface rebuilt up to frame {job.frame} (cancelled; later frames keep the old one)"
+            self.report({"WARNING"}, domain.tsubu.status)
+            return {"CANCELLED"}
+        domain.tsubu.status = f"Surface rebuilt for frames {job.frames[0]}-{job.frames[-1]}"
+        self.report({"INFO"}, f"Tsubu: {domain.name}: {domain.tsubu.status.lower()}")
+        return {"FINISHED"}
+
+
 class TSUBU_OT_free(bpy.types.Operator):
     """Delete the active domain's cache (only the cache's own files) and its result objects"""
     bl_idname = "tsubu.free"
@@ -200,7 +294,7 @@ class TSUBU_OT_free(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         d = active_domain(context)
-        return d is not None and d.name not in TSUBU_OT_bake._running
+        return d is not None and d.name not in RUNNING
 
     def execute(self, context):
         domain = active_domain(context)
@@ -307,15 +401,15 @@ class TSUBU_OT_preset_export(bpy.types.Operator):
         return run_reported(self, lambda: "Exported preset to " + presets.save(path, s.effect, self.name, values))
 
 
-CLASSES = (TSUBU_OT_role_set, TSUBU_OT_role_clear, TSUBU_OT_bake, TSUBU_OT_free, TSUBU_OT_preset_apply,
-           TSUBU_OT_preset_save, TSUBU_OT_preset_import, TSUBU_OT_preset_export)
+CLASSES = (TSUBU_OT_role_set, TSUBU_OT_role_clear, TSUBU_OT_bake, TSUBU_OT_rebuild_surface, TSUBU_OT_free,
+           TSUBU_OT_preset_apply, TSUBU_OT_preset_save, TSUBU_OT_preset_import, TSUBU_OT_preset_export)
 
 
 def cancel_all():
     """Ask running bakes to stop and wait for them (add-on disabled, Blender quitting)."""
-    for job in list(TSUBU_OT_bake._running.values()):
+    for job in list(RUNNING.values()):
         job.cancel.set()
         job.thread.join(timeout=30)
-    TSUBU_OT_bake._running.clear()
+    RUNNING.clear()
 
 

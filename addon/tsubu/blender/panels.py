@@ -51,7 +51,7 @@ def settings_holder(context):
 
 
 def is_baking(obj):
-    return obj.name in operators.TSUBU_OT_bake._running
+    return obj.name in operators.RUNNING
 
 
 class TSUBU_PT_main(bpy.types.Panel):
@@ -146,9 +146,15 @@ class TSUBU_PT_cache(bpy.types.Panel):
         row.operator(operators.TSUBU_OT_bake.bl_idname, text="Bake", icon="PHYSICS").resume = False
         row.operator(operators.TSUBU_OT_bake.bl_idname, text="Resume", icon="PLAY").resume = True
         row.operator(operators.TSUBU_OT_free.bl_idname, text="Free", icon="TRASH")
+        if operators.TSUBU_OT_rebuild_surface.poll(context) or (baking and isinstance(
+                operators.RUNNING[obj.name], operators.SurfaceJob)):
+            row = layout.row()
+            row.enabled = not baking
+            row.operator(operators.TSUBU_OT_rebuild_surface.bl_idname, icon="MOD_FLUIDSIM")
         if baking:
-            job = operators.TSUBU_OT_bake._running[obj.name]
-            layout.label(text=f"Baking frame {job.frame} ({100 * job.fraction:.0f}%), Esc cancels", icon="TIME")
+            job = operators.RUNNING[obj.name]
+            draw_message(layout, f"{job.verb.capitalize()} frame {job.frame} of {job.frame_end} "
+                                 f"({100 * job.fraction:.0f}%, {job.eta()}); Esc cancels", context, "TIME")
         elif obj.tsubu.status:
             draw_message(layout, obj.tsubu.status, context,
                          "ERROR" if obj.tsubu.status.startswith(("Failed", "Cache", "Not")) else "INFO")

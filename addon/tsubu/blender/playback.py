@@ -19,6 +19,7 @@ After a bake (and on every frame change) each domain's streams appear as:
   every frame (the Breakable itself then shows as a wireframe).
 Result objects live in the collection 'Tsubu Results'.
 """
+import itertools
 import os
 
 import bpy
@@ -26,7 +27,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from .._native import _core
-from ..cache import Cache, frame_path, posed_fragments, read_fragments, read_particles
+from ..cache import Cache, frame_path, posed_fragments, read_fragments, read_particles, view_aliases
 from ..errors import CorruptFileError
 from . import compat, properties
 
@@ -251,13 +252,38 @@ def ground_material():
     return principled_material("Tsubu Ground", base_color=(0.36, 0.27, 0.19, 1.0), roughness=0.95)
 
 
-def play_volume_sequence(volume, cache, stream, frames):
-    volume.filepath = frame_path(cache.folder, stream, frames[0], "volume")
+def play_volume_sequence(volume, cache, stream, frames, folder=None):
+    """The volume plays the stream's frames (read through the folder 'folder' of the cache, a view
+    alias after Rebuild Surface, else the stream's own)."""
+    path = frame_path(cache.folder, stream, frames[0], "volume")
+    if folder is not None:
+        path = os.path.join(cache.folder, folder, os.path.basename(path))
+    volume.filepath = path
     volume.is_sequence = True
     volume.frame_start = 1  # file numbers are scene frames
     volume.frame_offset = 0
     volume.frame_duration = frames[-1]
     volume.sequence_mode = "CLIP"
+
+
+_views = itertools.count(1)
+
+
+def play_through_new_view(vol_obj, cache, stream):
+    """Blender 4 and 5 keep the grids they read per file path for as long as Blender runs: files that
+    changed under it (a new bake, Rebuild Surface) are read through a new path, a link
+    '<stream>.view<n>' -> '<stream>' in the cache folder (Free removes the links; Blender 3.4 reads
+    the new files through either path)."""
+    for old in view_aliases(cache.folder, stream):
+        os.unlink(old)
+    alias = f"{stream}.view{next(_views)}"  # never a path this Blender session has read before
+    os.symlink(stream, os.path.join(cache.folder, alias))
+    play_volume_sequence(vol_obj.data, cache, stream, cache.frames(stream), folder=alias)
+
+
+def current_view(cache, stream):
+    aliases = view_aliases(cache.folder, stream)
+    return os.path.basename(aliases[-1]) if aliases else None
 
 
 _checked_volumes = {}  # (path, size, mtime) -> the reader's complaint, or None
@@ -295,7 +321,7 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
     vol_obj = bpy.data.objects.get(vol_name)
     if vol_obj is None:
         vol_obj = ensure_object(scene, vol_name, bpy.data.volumes.new(vol_name))
-    play_volume_sequence(vol_obj.data, cache, stream, frames)
+    play_through_new_view(vol_obj, cache, stream)  # the files may be new under paths read before
     mesh_of = desc.get("mesh")
     if mesh_of is None and "surface" in desc.get("grids", []):
         mesh_of = {"grid": "surface", "threshold": 0.0}
@@ -316,10 +342,10 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
         materials = [m for m in source.data.materials if m] if source is not None and source.type == "MESH" else []
         for m in materials or [default_material(mesh_of)]:
             mesh_obj.data.materials.append(m)
-        if desc.get("velocity_from"):  # motion blur: the surface moves with the particles it wraps
+        if desc.get("particles"):  # motion blur: the surface moves with the particles it wraps
             blur = mesh_obj.modifiers.new("Tsubu Surface Velocity", "NODES")
             blur.node_group = surface_velocity_node_group()
-            compat.set_modifier_input(blur, "Particles", ensure_points_object(scene, domain, desc["velocity_from"]))
+            compat.set_modifier_input(blur, "Particles", ensure_points_object(scene, domain, desc["particles"]))
         if source is not None:  # the baked ground stands in for the object it was made from
             make_stand_in(source)
     return mesh_obj
@@ -534,7 +560,7 @@ def guard_volume(scene, domain, cache, stream, desc, frame):
     if not volume.is_sequence:
         frames = cache.frames(stream)
         if frames:
-            play_volume_sequence(volume, cache, stream, frames)
+            play_volume_sequence(volume, cache, stream, frames, folder=current_view(cache, stream))
 
 
 def build_volume(scene, domain, cache, stream, desc):
@@ -645,6 +671,23 @@ def build_results(scene, domain):
         obj = bpy.data.objects.get(f"{domain.name}.{stream}")
         if desc["kind"] == "particles" and obj is not None:
             obj.hide_render = surfaces
+
+
+def reload_surface(scene, domain):
+    """After the surface files changed under Blender (Rebuild Surface): the volume object reads them
+    again, and a surface made where there was none gets its objects."""
+    from .export import cache_folder
+    cache = Cache(cache_folder(domain))
+    for stream, desc in cache.manifest()["streams"].items():
+        if desc["kind"] != "volume" or "particles" not in desc:
+            continue
+        volume_object = bpy.data.objects.get(f"{domain.name}.{stream}.vdb")
+        if volume_object is None:
+            build_results(scene, domain)
+            return
+        play_through_new_view(volume_object, cache, stream)
+    guard_frame(scene, domain, scene.frame_current)
+    scene.frame_set(scene.frame_current)
 
 
 def remove_results(domain):

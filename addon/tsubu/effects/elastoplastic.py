@@ -101,7 +101,7 @@ def streams(desc):
     if desc.parameters["write_skin"]:
         out["skin"] = {"kind": "skin", "object": body}
     if desc.parameters["write_surface"]:
-        out["surface"] = {"kind": "volume", "grids": ["surface"], "velocity_from": "masters",
+        out["surface"] = {"kind": "volume", "grids": ["surface"], "particles": "masters",
                           "mesh": {"grid": "surface", "threshold": 0.0, "materials_of": body}}
     return out
 

@@ -148,7 +148,7 @@ def streams(desc):
                                                                         "materials_of": terrain}},
            "budget": {"kind": "table"}}
     if desc.parameters["write_surface"]:
-        out["surface"] = {"kind": "volume", "grids": ["surface"], "velocity_from": "fluid"}
+        out["surface"] = {"kind": "volume", "grids": ["surface"], "particles": "fluid"}
     return out
 
 

@@ -72,7 +72,7 @@ ROLES = (
         Param("initial_velocity", "vector", (0.0, 0.0, 0.0), "Velocity at the start (a throw)", unit="m/s",
               min=-1000.0, max=1000.0),
         Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin at the start", unit="rad/s",
-              min=-1000.0, max=1000.0),
+              label="Initial spin", min=-1000.0, max=1000.0),
     )),
 )
 

@@ -77,7 +77,7 @@ ROLES = (
                    max=1e6),
              VELOCITY,
              Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin at the start", unit="rad/s",
-                   min=-1000.0, max=1000.0),
+                   label="Initial spin", min=-1000.0, max=1000.0),
          )),
     Role("obstacle", "Obstacle", "A closed mesh the liquid cannot enter: static, or moved by its animation "
          "(a container that carries the liquid)"),
@@ -116,7 +116,7 @@ def solver_input(desc):
 def streams(desc):
     out = {"fluid": {"kind": "particles"}}
     if desc.parameters["write_surface"]:
-        out["surface"] = {"kind": "volume", "grids": ["surface"], "velocity_from": "fluid"}
+        out["surface"] = {"kind": "volume", "grids": ["surface"], "particles": "fluid"}
     rigid = [o.name for o in desc.objects_with_role("rigid")]
     if rigid:
         out["rigid"] = {"kind": "transforms", "objects": rigid}
