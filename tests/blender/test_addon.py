@@ -58,6 +58,7 @@ def set_role(obj, role_id):
 
 def test_enable_disable_leaves_nothing():
     handlers = len(bpy.app.handlers.frame_change_post)
+    updates = len(bpy.app.handlers.depsgraph_update_post)
     for _ in range(3):
         enable()
         assert hasattr(bpy.types, "TSUBU_PT_main") and hasattr(bpy.types.Object, "tsubu")
@@ -66,6 +67,7 @@ def test_enable_disable_leaves_nothing():
         assert not hasattr(bpy.types, "TSUBU_PT_main") and not hasattr(bpy.types.Object, "tsubu")
         assert not hasattr(bpy.types, "TSUBU_PG_object")
         assert len(bpy.app.handlers.frame_change_post) == handlers
+        assert len(bpy.app.handlers.depsgraph_update_post) == updates
 
 
 def test_missing_core_gives_one_message():
@@ -334,10 +336,28 @@ def test_bake_operator_runs_and_keys_transforms():
         # the result is what renders: the domain box and the liquid's source are wire stand-ins, the body is not
         assert [(o.display_type, o.hide_render) for o in (domain, water)] == [("WIRE", True)] * 2
         assert (crate.display_type, crate.hide_render) == ("TEXTURED", False)
+        # "cache out of date" once settings, objects or meshes change after the bake, not before
+        from tsubu.blender import freshness
+        scene = bpy.context.scene
+        bpy.context.evaluated_depsgraph_get().update()
+        assert not freshness.is_out_of_date(scene, domain)
+        domain.tsubu.water_settings.viscosity = 0.5
+        assert freshness.is_out_of_date(scene, domain)
+        domain.tsubu.water_settings.viscosity = 0.001
+        assert not freshness.is_out_of_date(scene, domain)
+        water.location.x += 0.1
+        assert freshness.is_out_of_date(scene, domain)
+        water.location.x -= 0.1
+        assert not freshness.is_out_of_date(scene, domain)
+        water.data.vertices[0].co.x -= 0.05
+        water.data.update()
+        bpy.context.evaluated_depsgraph_get().update()
+        assert freshness.is_out_of_date(scene, domain), "a mesh edit after the bake went unnoticed"
         make_active(domain)
         assert bpy.ops.tsubu.free() == {"FINISHED"}
         assert not cache.exists() and "Domain.points" not in bpy.data.objects
         assert [(o.display_type, o.hide_render) for o in (domain, water)] == [("TEXTURED", False)] * 2
+        assert not freshness.is_out_of_date(scene, domain)  # no cache: nothing to be out of date
 
 
 def test_bad_input_is_reported_by_name():

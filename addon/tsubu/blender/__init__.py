@@ -7,16 +7,18 @@ import bpy
 
 
 def register():
-    from . import operators, panels, playback, properties
+    from . import freshness, operators, panels, playback, properties
     properties.register()
     for cls in operators.CLASSES + panels.CLASSES:
         bpy.utils.register_class(cls)
     playback.register()
+    freshness.register()
 
 
 def unregister():
-    from . import operators, panels, playback, properties
+    from . import freshness, operators, panels, playback, properties
     operators.cancel_all()
+    freshness.unregister()
     playback.unregister()
     for cls in reversed(operators.CLASSES + panels.CLASSES):
         bpy.utils.unregister_class(cls)

@@ -17,7 +17,7 @@ from ..baking import bake
 from ..cache import Cache
 from ..errors import CancelledError
 from ..surface import SETTINGS as SURFACE_SETTINGS, rebuild_surface, surface_source
-from . import export, playback, properties
+from . import export, freshness, playback, properties
 
 
 def active_domain(context):
@@ -222,6 +222,7 @@ class TSUBU_OT_bake(JobOperator, bpy.types.Operator):
             try:
                 last = Cache(job.folder).last_whole_frame()
                 playback.build_results(context.scene, domain)
+                freshness.mark_baked(context.scene, domain)
             except (ValueError, OSError) as e:
                 job.error = job.error or e
         if job.error is not None:
@@ -306,6 +307,7 @@ class TSUBU_OT_free(bpy.types.Operator):
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
         playback.remove_results(domain)
+        freshness.forget(domain)
         domain.tsubu.status = ""
         return {"FINISHED"}
 

@@ -3,7 +3,7 @@ import bpy
 
 from .. import presets, schema as schemas
 from ..cache import Cache
-from . import export, operators, properties
+from . import export, freshness, operators, properties
 
 
 class TSUBU_MT_add_role(bpy.types.Menu):
@@ -160,6 +160,9 @@ class TSUBU_PT_cache(bpy.types.Panel):
                          "ERROR" if obj.tsubu.status.startswith(("Failed", "Cache", "Not")) else "INFO")
         elif Cache(export.cache_folder(obj)).exists():
             layout.label(text="A cache exists for this domain", icon="INFO")
+        if not baking and freshness.is_out_of_date(context.scene, obj):
+            draw_message(layout, "Cache out of date: settings or objects changed since the bake. Bake again "
+                                 "to see them", context, "ERROR")
 
 
 def draw_message(layout, text, context, icon):

@@ -110,6 +110,9 @@ def build_object_group():
         "frame_start": IntProperty(name="Start", default=1),
         "frame_end": IntProperty(name="End", default=100),
         "status": StringProperty(name="Status", default=""),
+        # what the cache was baked from (tsubu.blender.freshness): a digest, and a mesh edited since
+        "baked_digest": StringProperty(name="Baked Digest", default="", options={"HIDDEN"}),
+        "geometry_changed": BoolProperty(name="Geometry Changed", default=False, options={"HIDDEN"}),
     }
     for effect in schemas.effects():
         s = schemas.get(effect)
