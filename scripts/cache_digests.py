@@ -48,17 +48,9 @@ def digests(folder):
             if name.endswith(".json"):
                 continue  # the manifest holds times and versions
             path = os.path.join(root, name)
-            h = hashlib.sha256()
-            if name.endswith(".vdb"):
-                # OpenVDB stamps each file with a random UUID: hash the grids' names and values instead
-                for g in tsubu._core.read_vdb(path):
-                    values, origin, voxel = g.to_dense()
-                    h.update(g.name.encode())
-                    for part in (values, np.asarray(origin, np.float64), np.asarray(voxel, np.float64)):
-                        h.update(np.ascontiguousarray(part).tobytes())
-            else:
-                with open(path, "rb") as f:
-                    h.update(f.read())
+            h = hashlib.sha256()  # .vdb files too: their UUID is a hash of their content (tsvdb_write)
+            with open(path, "rb") as f:
+                h.update(f.read())
             yield os.path.relpath(path, folder), h.hexdigest()
 
 

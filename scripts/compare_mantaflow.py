@@ -64,7 +64,7 @@ def tsubu_water(tank, column, spacing, frames, fps, folder):
         v, t = box(lo, hi)
         return tsubu.SceneObject(name, role, v, t)
 
-    params = {"particle_radius": spacing / 2, "domain_walls": True, "write_surface": False}
+    params = {"particle_radius": spacing / 2, **{f"wall_{s}": True for s in ("left", "right", "front", "back", "bottom", "top")}, "write_surface": False}
     desc = tsubu.SceneDescription("water", params, 1, frames, float(fps), 0,
                                   [obj("Domain", "domain", (0, 0, 0), tank), obj("Water", "fluid", (0, 0, 0), column)])
     started = time.monotonic()

@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from ._native import _core
+from .effects.water import CLOSED as CLOSED_TANK
 
 
 def _block(n, spacing=0.01, seed=1):
@@ -67,7 +68,7 @@ def _dam_break(n, speed=0.0):
     radius = 0.01
     d = 2 * radius
     side = (n / 2.0) ** (1 / 3) * d  # column w x w x 2w holding n particles
-    params = {"particle_radius": radius, "domain_walls": True, "write_surface": False, "max_particles": 4 * n}
+    params = {"particle_radius": radius, **CLOSED_TANK, "write_surface": False, "max_particles": 4 * n}
 
     def obj(name, role, lo, hi, **object_params):
         v, t = box(lo, hi)

@@ -135,12 +135,14 @@ ts_status ts_sph_add_boundary(ts_sph_model *m, ts_sph_boundary b, ts_error *err)
     return TS_OK;
 }
 
-static int has_box(const ts_sph_model *m)
+/* The domain box's wall sides (0 without a box). */
+static unsigned box_sides(const ts_sph_model *m)
 {
+    unsigned sides = 0;
     for (size_t k = 0; k < m->n_boundaries; k++)
         if (m->boundaries[k].kind == TS_SPH_BOX)
-            return 1;
-    return 0;
+            sides |= m->boundaries[k].sides;
+    return sides;
 }
 
 /* ------------------------------------------------------------------- walls */
@@ -168,17 +170,17 @@ static void add_wall(const ts_sph_model *m, float phi, float nx, float ny, float
     s->inside *= 1.0f - f;
 }
 
-/* The six sides of the domain box near a point. */
-static void box_walls(const ts_sph_model *m, float x, float y, float z, wall_sum *s)
+/* The wall sides of the domain box near a point. */
+static void box_walls(const ts_sph_model *m, unsigned sides, float x, float y, float z, wall_sum *s)
 {
     const float p[3] = {x, y, z};
     for (int a = 0; a < 3; a++) {
         float n[3] = {0, 0, 0};
         n[a] = 1.0f;
-        if (p[a] - m->domain[a] < m->h)
+        if ((sides >> (2 * a) & 1u) && p[a] - m->domain[a] < m->h)
             add_wall(m, p[a] - m->domain[a], n[0], n[1], n[2], s);
         n[a] = -1.0f;
-        if (m->domain[a + 3] - p[a] < m->h)
+        if ((sides >> (2 * a + 1) & 1u) && m->domain[a + 3] - p[a] < m->h)
             add_wall(m, m->domain[a + 3] - p[a], n[0], n[1], n[2], s);
     }
 }
@@ -204,7 +206,7 @@ static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_su
                 }
             }
         } else if (b->kind == TS_SPH_BOX) {
-            box_walls(m, x, y, z, s);
+            box_walls(m, b->sides, x, y, z, s);
         }
     }
 }
@@ -631,18 +633,18 @@ static void keep_out_of_collider(const ts_sph_model *m, const ts_collider *c, fl
     m->vz[i] = (float)hit.velocity.z + keep * tz + away * (float)hit.normal.z;
 }
 
-/* The same inside the domain box, side by side. */
-static void keep_in_box(const ts_sph_model *m, size_t i)
+/* The same inside the domain box, side by side, at its wall sides. */
+static void keep_in_box(const ts_sph_model *m, unsigned sides, size_t i)
 {
     const float rc = m->r_contact, keep = 1.0f - (float)m->set.wall_friction;
     float *p[3] = {&m->x[i], &m->y[i], &m->z[i]}, *v[3] = {&m->vx[i], &m->vy[i], &m->vz[i]};
     for (int a = 0; a < 3; a++) {
         int hit = 0;
-        if (*p[a] < m->domain[a] + rc) {
+        if ((sides >> (2 * a) & 1u) && *p[a] < m->domain[a] + rc) {
             *p[a] = m->domain[a] + rc;
             if (*v[a] < 0.0f) *v[a] = 0.0f;
             hit = 1;
-        } else if (*p[a] > m->domain[a + 3] - rc) {
+        } else if ((sides >> (2 * a + 1) & 1u) && *p[a] > m->domain[a + 3] - rc) {
             *p[a] = m->domain[a + 3] - rc;
             if (*v[a] > 0.0f) *v[a] = 0.0f;
             hit = 1;
@@ -668,7 +670,7 @@ static void keep_out(const ts_sph_model *m, size_t i, float moved)
         /* the ground's friction is its wall term (terrain_wall_terms): a contact only stops the approach */
         case TS_SPH_TERRAIN: keep_out_of_collider(m, b->shape, 0.0f, i); break;
         case TS_SPH_BODY: keep_out_of_body(m, b, i); break;
-        case TS_SPH_BOX: keep_in_box(m, i); break;
+        case TS_SPH_BOX: keep_in_box(m, b->sides, i); break;
         }
     }
 }
@@ -700,7 +702,7 @@ void ts_sph_integrate(ts_sph_model *m, double dt)
 /* Stable compaction: order and ids kept. */
 size_t ts_sph_remove_escaped(ts_sph_model *m)
 {
-    if (has_box(m))
+    if (box_sides(m) == TS_SPH_ALL_SIDES)
         return 0;
     size_t out = 0;
     for (size_t i = 0; i < m->fluid.n; i++) {

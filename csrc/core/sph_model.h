@@ -62,7 +62,11 @@ typedef struct ts_sph_boundary {
     const ts_rigid_body *body;     /* BODY: its pose and velocity */
     ts_vec3 centroid0;             /* BODY: its centre of mass at rest, in the shape's frame */
     double radius;                 /* BODY: no point farther than this from its centre */
+    unsigned sides;                /* BOX: the sides that are walls, bit 2a the low side of axis a, bit 2a+1
+                                      the high one (TS_SPH_ALL_SIDES); particles leave through the others */
 } ts_sph_boundary;
+
+#define TS_SPH_ALL_SIDES 0x3Fu
 
 /* One thread's share of a Verlet list build. */
 typedef struct ts_sph_list_block {
@@ -140,7 +144,7 @@ static inline int ts_sph_in_domain(const ts_sph_model *m, size_t i)
            m->z[i] >= m->domain[2] && m->z[i] <= m->domain[5];
 }
 
-/* Without a domain box: remove what left the domain; returns how many. */
+/* Remove what left the domain (through sides that are no walls); returns how many. */
 size_t ts_sph_remove_escaped(ts_sph_model *m);
 /* No fluid particle closer than 0.9 spacing to (x, y, z) (the grid is as old as the lists). */
 int ts_sph_site_is_free(const ts_sph_model *m, float x, float y, float z);

@@ -88,7 +88,12 @@ static const ts_param_def PARAMS[] = {
     TS_REAL(P, surface_tension, 0.0, 100.0, 0.0728),
     TS_REAL(P, wall_friction, 0.0, 1.0, 0.1),
     TS_VEC3(P, gravity, -1000.0, 1000.0, 0.0, 0.0, -9.81),
-    TS_BOOL(P, domain_walls, 0),
+    TS_BOOL(P, wall_left, 1),
+    TS_BOOL(P, wall_right, 1),
+    TS_BOOL(P, wall_front, 1),
+    TS_BOOL(P, wall_back, 1),
+    TS_BOOL(P, wall_bottom, 1),
+    TS_BOOL(P, wall_top, 0),
     TS_REAL(P, cfl_number, 0.01, 1.0, 0.4),
     TS_LONG(P, max_particles, 1, 200e6, 4e6),
     TS_BOOL(P, write_surface, 1),
@@ -262,6 +267,16 @@ static ts_status count_roles(const ts_water_object *objects, size_t n, size_t co
 
 /* Fluid objects filled on the lattice, leaving out what is inside solids;
  * each particle starts with its object's initial velocity. */
+/* The domain sides that are walls, as the box boundary's mask (sph_model.h). */
+static unsigned wall_sides(const ts_water_params *p)
+{
+    const int walls[6] = {p->wall_left, p->wall_right, p->wall_front, p->wall_back, p->wall_bottom, p->wall_top};
+    unsigned sides = 0;
+    for (int k = 0; k < 6; k++)
+        sides |= walls[k] ? 1u << k : 0u;
+    return sides;
+}
+
 static ts_status place_fluid(const ts_water *w, const ts_water_object *objects, size_t count, ts_point_list *fluid,
                              const ts_point_list *rigid, ts_error *err)
 {
@@ -334,11 +349,11 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_COLLIDER, .shape = &w->colliders[c].c}, err);
     for (size_t b = 0; b < w->n_bodies && st == TS_OK; b++) {
         const body *bd = &w->bodies[b];
-        st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){TS_SPH_BODY, &bd->shape, &bd->rb, bd->centroid0,
-                                                           bd->radius}, err);
+        st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_BODY, .shape = &bd->shape, .body = &bd->rb,
+                                                           .centroid0 = bd->centroid0, .radius = bd->radius}, err);
     }
-    if (st == TS_OK && p->domain_walls)
-        st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_BOX}, err);
+    if (st == TS_OK && wall_sides(p))
+        st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_BOX, .sides = wall_sides(p)}, err);
     double budget = (double)fluid.n;
     for (size_t i = 0; i < w->n_inflows; i++)
         budget += ts_sph_inflow_budget(&w->inflows[i], w->now.frame_dt, w->sph.spacing);
@@ -432,8 +447,8 @@ static void body_wall_contacts(ts_water *w, body *bd)
     const float rc = w->sph.r_contact;
     for (size_t c = 0; c <= w->n_colliders; c++) {
         for (int side = 0; side < (c == w->n_colliders ? 6 : 1); side++) {
-            if (c == w->n_colliders && !w->p.domain_walls)
-                break;
+            if (c == w->n_colliders && !(wall_sides(&w->p) >> side & 1u))
+                continue;
             double deepest = 0.0;
             ts_vec3 point = ts_v3(0, 0, 0), normal = ts_v3(0, 0, 0), wall_v = ts_v3(0, 0, 0);
             for (size_t i = bd->first; i < bd->first + bd->count; i++) {

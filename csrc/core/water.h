@@ -67,7 +67,8 @@ typedef struct ts_water_params {
     double surface_voxel_ratio, surface_radius_scale;
     int surface_smoothing;       /* Gaussian passes over the surface level set */
     double domain_min[3], domain_max[3];
-    int domain_walls;            /* 1: the domain's sides are walls; 0: particles leaving are removed */
+    /* the domain's sides that are walls (-x, +x, -y, +y, -z, +z); liquid leaving through the others is removed */
+    int wall_left, wall_right, wall_front, wall_back, wall_bottom, wall_top;
     int frame_start;
     double fps;
     uint64_t seed;

@@ -25,7 +25,7 @@ static ts_water_params tank_params(void)
     p.surface_voxel_ratio = 1.0;
     for (int a = 0; a < 3; a++)
         p.domain_min[a] = 0.0, p.domain_max[a] = 0.6;
-    p.domain_walls = 1;
+    p.wall_left = p.wall_right = p.wall_front = p.wall_back = p.wall_bottom = p.wall_top = 1;
     p.write_surface = 0; /* the VDB layer has its own tests */
     return p;
 }
@@ -199,7 +199,8 @@ static double density_of_copies(int copies, ts_water_stats *st)
     for (int k = 0; k < copies; k++)
         objects[k].name = names[k];
     ts_water_params p = tank_params();
-    p.domain_walls = 0; /* the walls' share of the density does not grow with the copies */
+    p.wall_left = p.wall_right = p.wall_front = p.wall_back = p.wall_bottom = p.wall_top = 0; /* the walls' share
+        of the density does not grow with the copies */
     ts_water *w = NULL;
     ts_error err;
     CHECK(ts_water_create(&w, &p, objects, (size_t)copies, &err) == TS_OK);
@@ -282,7 +283,55 @@ static void test_param_tables_defaults_and_checks(void)
     CHECK(ts_params_check(&ts_water_param_table, &w, &err) == TS_ERR_INVALID && strstr(err.message, "solver"));
 }
 
+/* A jet thrown up in a tank: an open top lets it out (removed, counted) while the sides and floor hold
+ * the rest; a closed top keeps every particle. Returns the particles removed. */
+static size_t jet_removed(int top, int *outside_sides)
+{
+    scene s;
+    make_scene(&s);
+    s.objects[0].velocity[2] = 6.0; /* 6 m/s up: about 1.8 m high, the tank is 0.6 m */
+    ts_water_params p = tank_params();
+    p.wall_top = top;
+    ts_water *w = NULL;
+    ts_error err;
+    size_t removed = 0;
+    CHECK(ts_water_create(&w, &p, s.objects, 1, &err) == TS_OK);
+    if (!w)
+        return 0;
+    char dir[] = "/tmp/tsubu-water-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    ts_frame_loop loop = {1, 8, 24.0, 400, dir, 1, NULL, NULL, 0.0, 0};
+    CHECK(ts_run_frames(&loop, &ts_water_ops, w, 1, &err) == TS_OK);
+    ts_water_stats st;
+    ts_water_get_stats(w, &st);
+    removed = st.removed;
+    char path[256];
+    snprintf(path, sizeof path, "%s/fluid/fluid_%06d.tspf", dir, 8);
+    ts_frame f;
+    *outside_sides = 0;
+    if (ts_frame_read(path, &f, &err) == TS_OK) {
+        const ts_attribute *a = ts_frame_find(&f, "position");
+        const float *x = a ? a->data : NULL;
+        for (uint64_t i = 0; x && i < f.count; i++)
+            *outside_sides += x[3 * i] < 0.0f || x[3 * i] > 0.6f || x[3 * i + 1] < 0.0f || x[3 * i + 1] > 0.6f ||
+                              x[3 * i + 2] < 0.0f;
+        ts_frame_free(&f);
+    }
+    ts_water_destroy(w);
+    return removed;
+}
+
+static void test_open_top_lets_a_jet_out_and_the_sides_hold(void)
+{
+    int outside = 0;
+    CHECK(jet_removed(0, &outside) > 50);
+    CHECK(outside == 0);
+    CHECK(jet_removed(1, &outside) == 0);
+    CHECK(outside == 0);
+}
+
 const test_case water_tests[] = {
+    {"water/open_top_lets_a_jet_out", test_open_top_lets_a_jet_out_and_the_sides_hold},
     {"water/param_tables_defaults_and_checks", test_param_tables_defaults_and_checks},
     {"water/crowded_liquid_fallback_search", test_crowded_liquid_uses_the_fallback_search},
     {"water/tank_bakes_thread_independent", test_tank_bakes_and_is_thread_independent},

@@ -6,6 +6,7 @@ import pytest
 
 import tsubu
 from tsubu import _core, schema
+from tsubu.effects.water import CLOSED
 
 KIND_TYPES = {"float": ("real",), "int": ("int", "long"), "bool": ("bool",), "enum": ("enum",),
               "vector": ("vec3",)}
@@ -71,8 +72,8 @@ def test_a_bake_from_the_c_defaults_alone(tmp_path):
     from water_scenes import tank
     from tsubu.effects import water
     settings, objects = water.solver_input(tank(2).validate())
-    scene_only = {k: settings[k] for k in ("domain_min", "domain_max", "seed", "domain_walls", "particle_radius",
-                                           "write_surface")}
+    scene_only = {k: settings[k] for k in ("domain_min", "domain_max", "seed", "particle_radius", "write_surface",
+                                           *CLOSED)}
     a = _core.water_bake(scene_only, objects, str(tmp_path / "a"), 1, 2, 24.0)
     b = _core.water_bake(settings, objects, str(tmp_path / "b"), 1, 2, 24.0)
     assert a == b and isinstance(a["fluid_particles"], int) and a["fluid_particles"] > 0

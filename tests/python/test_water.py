@@ -147,18 +147,35 @@ def test_resume_matches_an_uninterrupted_bake(tmp_path, checkpoint_every_frame):
         assert np.array_equal(whole.read_particles("rigid", f)["position"], part.read_particles("rigid", f)["position"])
 
 
+def tap_scene(**walls):
+    return tsubu.SceneDescription("water", {"particle_radius": 0.025, "write_surface": False, **walls}, 1, 24, 24.0,
+                                  0, [obj("Domain", "domain", (0, 0, 0), (1.0, 1.0, 1.0)),
+                                      obj("Tap", "inflow", (0.4, 0.4, 0.8), (0.6, 0.6, 0.9), velocity=[0.0, 0.0, -1.0],
+                                          emit_start=1, emit_end=12)])
+
+
 def test_inflow_emits_and_the_domain_removes(tmp_path):
-    desc = tsubu.SceneDescription("water", {"particle_radius": 0.025, "write_surface": False}, 1, 24, 24.0, 0, [
-        obj("Domain", "domain", (0, 0, 0), (1.0, 1.0, 1.0)),
-        obj("Tap", "inflow", (0.4, 0.4, 0.8), (0.6, 0.6, 0.9), velocity=[0.0, 0.0, -1.0], emit_start=1, emit_end=12),
-    ])
-    cache = bake(desc, tmp_path)
+    from tsubu.effects.water import OPEN
+    cache = bake(tap_scene(**OPEN), tmp_path)
     counts = [cache.read_particles("fluid", f).count for f in cache.frames("fluid")]
     assert counts[0] == 0 and max(counts) > 100
     assert counts[12] >= counts[5]  # keeps emitting while on
     ids = cache.read_particles("fluid", 12)["id"]
     assert len(np.unique(ids)) == len(ids)
     assert counts[-1] < max(counts)  # the open domain drops what falls out of it
+
+
+def test_a_new_domain_is_a_tank_that_holds_its_liquid(tmp_path):
+    """Default walls: every side but the top, so liquid poured into a new domain stays; the top is open."""
+    from tsubu.effects.water import WATER
+    assert {k: v for k, v in WATER.defaults().items() if k.startswith("wall_") and k != "wall_friction"} == {
+        "wall_left": True, "wall_right": True, "wall_front": True, "wall_back": True, "wall_bottom": True,
+        "wall_top": False}
+    cache = bake(tap_scene(), tmp_path)
+    counts = [cache.read_particles("fluid", f).count for f in cache.frames("fluid")]
+    assert counts[-1] == max(counts) > 100 and cache.manifest()["stats"]["removed"] == 0, cache.manifest()["stats"]
+    last = cache.read_particles("fluid", 24)["position"]
+    assert last.min() >= 0.0 and last[:, :2].max() <= 1.0  # on the floor, between the sides
 
 
 def test_bad_scenes_are_refused_before_baking(tmp_path):

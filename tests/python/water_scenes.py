@@ -2,6 +2,7 @@
 import numpy as np
 
 import tsubu
+from tsubu.effects.water import CLOSED, OPEN
 from tsubu.shapes import box, open_box_walls
 
 
@@ -12,7 +13,7 @@ def obj(name, role, lo, hi, matrices=None, **params):
 
 def tank(frames, size=(0.5, 0.5, 0.6), depth=0.4, radius=0.025, extra=(), **params):
     """A closed tank (domain walls) filled to `depth`."""
-    settings = {"particle_radius": radius, "domain_walls": True, "write_surface": False}
+    settings = {"particle_radius": radius, "write_surface": False, **CLOSED}
     settings.update(params)
     objects = [obj("Domain", "domain", (0, 0, 0), size), obj("Water", "fluid", (0, 0, 0), (size[0], size[1], depth))]
     return tsubu.SceneDescription("water", settings, 1, frames, 24.0, 0, objects + list(extra))
@@ -28,5 +29,5 @@ def moving_cup(frames, shift=0.3):
              for i, (v, t) in enumerate(open_box_walls(lo, hi, 0.06))]
     objects = [obj("Domain", "domain", (-0.2, -0.2, -0.2), (1.4, 1.0, 1.0)),
                obj("Water", "fluid", lo, (hi[0], hi[1], 0.3))] + walls
-    settings = {"particle_radius": 0.025, "write_surface": False}
+    settings = {"particle_radius": 0.025, "write_surface": False, **OPEN}
     return tsubu.SceneDescription("water", settings, 1, frames, 24.0, 0, objects), lo, hi

@@ -17,6 +17,11 @@ SOLVERS = (
      "The paper's ideal-gas pressure p = k (rho - rho0), eq. 3.17: soft and bouncy, fast, compresses under weight"),
 )
 
+# the domain's sides, as Blender's Fluid names its border collisions; a new domain is a tank (no top)
+SIDES = (("left", "-X"), ("right", "+X"), ("front", "-Y"), ("back", "+Y"), ("bottom", "-Z"), ("top", "+Z"))
+CLOSED = {f"wall_{side}": True for side, _ in SIDES}  # every side a wall: a closed box
+OPEN = {f"wall_{side}": False for side, _ in SIDES}  # no walls: liquid leaving the domain is removed
+
 PARAMS = (
     Param("solver", "enum", "wcsph", "Pressure model", items=SOLVERS, group="Liquid"),
     Param("particle_radius", "float", 0.02, "Half the spacing of fluid particles; sets the resolution",
@@ -40,8 +45,10 @@ PARAMS = (
           min=0.0, max=1.0, group="Liquid"),
     Param("gravity", "vector", (0.0, 0.0, -9.81), "Acceleration of gravity (Blender's Z is up)", unit="m/s²",
           min=-1000.0, max=1000.0, group="World"),
-    Param("domain_walls", "bool", False, "The domain's sides are walls (a closed tank); off: liquid leaving the "
-          "domain is removed and counted", group="World"),
+    *(Param(f"wall_{side}", "bool", side != "top", f"The domain's {side} side ({axis}) is a wall; off: liquid "
+            "leaving through it is removed and counted. By default a tank: every side but the top",
+            label=f"{side} ({axis})", group="Domain Walls")
+      for side, axis in SIDES),
     Param("cfl_number", "float", 0.4, "Courant number: substep = cfl x h / (fastest speed)", min=0.01, max=1.0,
           group="Time", advanced=True),
     Param("max_substeps", "int", 400, "Upper bound of substeps per frame (the CFL condition picks fewer)",
