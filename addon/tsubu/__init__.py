@@ -41,8 +41,9 @@ if not CORE_ERROR:
     from .errors import CancelledError, CorruptFileError, UnstableError, ValidationError  # noqa: E402
     from .scene import SceneDescription, SceneObject  # noqa: E402
     from .surface import rebuild_surface  # noqa: E402
+    from .estimate import estimate  # noqa: E402
 
-__all__ = ["bake", "rebuild_surface", "Cache", "SceneDescription", "SceneObject", "schema", "presets", "ValidationError",
+__all__ = ["bake", "estimate", "rebuild_surface", "Cache", "SceneDescription", "SceneObject", "schema", "presets", "ValidationError",
            "CorruptFileError", "CancelledError", "UnstableError"]
 
 

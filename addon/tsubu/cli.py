@@ -5,6 +5,7 @@
     python3 -m tsubu presets show EFFECT NAME
     python3 -m tsubu presets validate FILE...     every problem of every file
     python3 -m tsubu bake SCENE.json --out DIR [--resume]
+    python3 -m tsubu estimate SCENE.json          particles, memory and disk a bake will take (measured)
     python3 -m tsubu surface DIR [--set NAME=VALUE ...]   rebuild the surface from the cached particles
     python3 -m tsubu demo EFFECT --out DIR        bake a built-in scene
     python3 -m tsubu bench EFFECT                 throughput; last line "EFFECT: <number> <unit>"
@@ -70,6 +71,12 @@ def cmd_bake(args):
     print(cache.info())
 
 
+def cmd_estimate(args):
+    from .estimate import estimate
+    from .scene import SceneDescription
+    print(estimate(SceneDescription.load(args.scene)).summary())
+
+
 def cmd_surface(args):
     from .cache import Cache
     from .surface import rebuild_surface
@@ -125,6 +132,9 @@ def parser():
     s.add_argument("--out", required=True, help="cache folder")
     s.add_argument("--resume", action="store_true", help="continue from the last whole frame")
     s.set_defaults(func=cmd_bake)
+    s = sub.add_parser("estimate", help="measure what baking a scene will take (bakes its first frame aside)")
+    s.add_argument("scene")
+    s.set_defaults(func=cmd_estimate)
     s = sub.add_parser("surface", help="rebuild the surface of a cache from its particles (no simulation)")
     s.add_argument("folder")
     s.add_argument("--set", action="append", metavar="NAME=VALUE",

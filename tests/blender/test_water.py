@@ -40,6 +40,9 @@ def test_demo_scene_bakes_floats_and_sinks():
         domain = made["Domain"]
         domain.tsubu.cache_dir = TMP
         bpy.context.view_layer.objects.active = domain
+        assert bpy.ops.tsubu.estimate() == {"FINISHED"}
+        assert "particles" in domain.tsubu.estimate and "MB for 48 frames" in domain.tsubu.estimate
+        assert not os.path.exists(os.path.join(TMP, "Domain")), "the estimate wrote into the cache folder"
         assert bpy.ops.tsubu.bake() == {"FINISHED"}, domain.tsubu.status
         scene.frame_set(48)
         points = bpy.data.objects["Domain.fluid"]

@@ -252,3 +252,19 @@ def test_no_liquid_starts_inside_a_thick_body(tmp_path):
     assert inside.sum() == 0, f"{inside.sum()} fluid particles start inside the body"
     near = np.all((p > np.array(lo) - 0.1) & (p < np.array(hi) + 0.1), axis=1)
     assert near.sum() > 100  # the liquid is all around it
+
+
+def test_estimate_measures_the_first_frame_and_touches_no_cache(tmp_path):
+    desc = tank(6, write_surface=True)
+    e = tsubu.estimate(desc)
+    cache = bake(desc, tmp_path)
+    first = cache.read_particles("fluid", 1).count
+    assert e.what == "particles" and e.count == first and e.up_to == e.count and e.frames == 6
+    sizes = [os.path.getsize(cache.path(s, 1)) for s in ("fluid", "surface")]
+    assert e.disk_per_frame == sum(sizes) and e.disk_total == 6 * e.disk_per_frame
+    assert e.memory is None or e.memory >= 0
+    assert "particles" in e.summary() and "MB for 6 frames" in e.summary()
+    # an inflow's liquid is still to come: the count says up to the capacity the solver reserves
+    tap = tap_scene()
+    e = tsubu.estimate(tap)
+    assert e.count == 0 and e.up_to > 100 and e.disk_per_frame > 32 * e.up_to

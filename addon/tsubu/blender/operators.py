@@ -16,6 +16,7 @@ from .. import presets, schema as schemas
 from ..baking import bake
 from ..cache import Cache
 from ..errors import CancelledError
+from ..estimate import estimate
 from ..surface import SETTINGS as SURFACE_SETTINGS, rebuild_surface, surface_source
 from . import export, freshness, playback, properties
 
@@ -148,6 +149,21 @@ class SurfaceJob(Job):
                                       cancelled=self.cancel.is_set)
 
 
+class EstimateJob(Job):
+    verb = "estimating"
+
+    def __init__(self, description):
+        super().__init__("", description.frame_start, description.frame_start)
+        self.description, self.result = description, None
+
+    def progress(self, p):
+        self.fraction = p.fraction
+        return self.cancel.is_set()
+
+    def work(self):
+        self.result = estimate(self.description, progress=self.progress)
+
+
 class JobOperator:
     """Start a Job: synchronously in `blender -b` and scripts (execute), else on a worker thread with
     the frame, percentage and time left in the status bar and Esc to cancel (invoke, modal)."""
@@ -235,6 +251,32 @@ class TSUBU_OT_bake(JobOperator, bpy.types.Operator):
             return {"CANCELLED"}
         domain.tsubu.status = f"Baked frames {job.description.frame_start}-{job.description.frame_end}"
         self.report({"INFO"}, f"Tsubu: {domain.name} {domain.tsubu.status.lower()}")
+        return {"FINISHED"}
+
+
+class TSUBU_OT_estimate(JobOperator, bpy.types.Operator):
+    """Measure what the bake will take - particles or elements, memory, disk per frame and in all - by
+    baking the first frame into a temporary folder (the cache is not touched)"""
+    bl_idname = "tsubu.estimate"
+    bl_label = "Estimate"
+
+    def prepare(self, context):
+        domain = active_domain(context)
+        try:
+            description = export.describe(context, domain).validate()
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return None, None
+        return domain, EstimateJob(description)
+
+    def finish(self, context, domain, job):
+        if job.error is not None:
+            self.report({"ERROR"}, f"Tsubu: estimating {domain.name} failed: {job.error}")
+            return {"CANCELLED"}
+        if job.cancelled:
+            return {"CANCELLED"}
+        domain.tsubu.estimate = job.result.summary()
+        self.report({"INFO"}, f"Tsubu: {domain.name}: {domain.tsubu.estimate}")
         return {"FINISHED"}
 
 
@@ -403,8 +445,8 @@ class TSUBU_OT_preset_export(bpy.types.Operator):
         return run_reported(self, lambda: "Exported preset to " + presets.save(path, s.effect, self.name, values))
 
 
-CLASSES = (TSUBU_OT_role_set, TSUBU_OT_role_clear, TSUBU_OT_bake, TSUBU_OT_rebuild_surface, TSUBU_OT_free,
-           TSUBU_OT_preset_apply, TSUBU_OT_preset_save, TSUBU_OT_preset_import, TSUBU_OT_preset_export)
+CLASSES = (TSUBU_OT_role_set, TSUBU_OT_role_clear, TSUBU_OT_bake, TSUBU_OT_estimate, TSUBU_OT_rebuild_surface,
+           TSUBU_OT_free, TSUBU_OT_preset_apply, TSUBU_OT_preset_save, TSUBU_OT_preset_import, TSUBU_OT_preset_export)
 
 
 def cancel_all():

@@ -146,6 +146,11 @@ class TSUBU_PT_cache(bpy.types.Panel):
         row.operator(operators.TSUBU_OT_bake.bl_idname, text="Bake", icon="PHYSICS").resume = False
         row.operator(operators.TSUBU_OT_bake.bl_idname, text="Resume", icon="PLAY").resume = True
         row.operator(operators.TSUBU_OT_free.bl_idname, text="Free", icon="TRASH")
+        row = layout.row(align=True)
+        row.enabled = not baking
+        row.operator(operators.TSUBU_OT_estimate.bl_idname, icon="INFO")
+        if obj.tsubu.estimate:
+            draw_message(layout, f"Estimate: {obj.tsubu.estimate}", context, "BLANK1")
         if operators.TSUBU_OT_rebuild_surface.poll(context) or (baking and isinstance(
                 operators.RUNNING[obj.name], operators.SurfaceJob)):
             row = layout.row()

@@ -113,6 +113,8 @@ def build_object_group():
         # what the cache was baked from (tsubu.blender.freshness): a digest, and a mesh edited since
         "baked_digest": StringProperty(name="Baked Digest", default="", options={"HIDDEN"}),
         "geometry_changed": BoolProperty(name="Geometry Changed", default=False, options={"HIDDEN"}),
+        "estimate": StringProperty(name="Estimate", default="", options={"HIDDEN"},
+                                   description="What the last Estimate measured"),
     }
     for effect in schemas.effects():
         s = schemas.get(effect)
