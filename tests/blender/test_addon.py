@@ -107,6 +107,17 @@ def test_roles_settings_and_presets():
         from tsubu.blender import properties
         from tsubu import schema
         assert properties.read_group(settings, schema.get("water").params) == schema.get("water").defaults()
+        from tsubu.blender import operators  # every item of Add Tsubu Role has its own tooltip
+
+        class Item:
+            role_id = ""
+        tips = set()
+        for effect in schema.effects():
+            for role in schema.get(effect).roles:
+                Item.role_id = f"{effect}.{role.name}"
+                tips.add(operators.TSUBU_OT_role_set.description(bpy.context, Item))
+                assert operators.TSUBU_OT_role_set.description(bpy.context, Item) == role.help
+        assert len(tips) > 10
         crate = mesh_object("Crate", (0, 0, 1), (0.2, 0.2, 1.2))
         set_role(crate, "water.rigid")
         assert math.isclose(crate.tsubu.water_rigid.density, 500.0)

@@ -54,6 +54,16 @@ class TSUBU_OT_role_set(bpy.types.Operator):
     role_id: StringProperty(name="Role", description="effect.role, e.g. water.fluid")
 
     @classmethod
+    def description(cls, context, properties):
+        """Each item of Add Tsubu Role says what its role does (the schema's help)."""
+        effect, _, role = properties.role_id.partition(".")
+        try:
+            r = schemas.get(effect).role(role)
+        except ValueError:
+            r = None
+        return r.help if r is not None else cls.__doc__
+
+    @classmethod
     def poll(cls, context):
         return context.object is not None
 
