@@ -8,7 +8,9 @@ After a bake (and on every frame change) each domain's streams appear as:
   grids named 'surface' are meshed by a Volume to Mesh modifier on '<Domain>.<stream>'.
   Each frame's file is read by Tsubu's own reader before Blender loads it
   (OpenVDB inside Blender aborts on a damaged file): a damaged frame shows no
-  volume and is reported on the domain;
+  volume and is reported on the domain; a surface made from particles carries
+  their velocity (motion blur); Blender reads the files through a fresh view
+  link per bake or rebuild (play_through_new_view);
 - heightfield -> a grid mesh '<Domain>.<stream>' over the bed's cells whose
   heights are set from the frame's file (the Sand Bed itself then shows as
   a wireframe and is not rendered; the grid takes its materials);
@@ -17,7 +19,9 @@ After a bake (and on every frame change) each domain's streams appear as:
   pieces (its materials, plus a fracture material for the inner faces),
   whose corners follow their elements' poses from the "pieces" stream
   every frame (the Breakable itself then shows as a wireframe).
-Result objects live in the collection 'Tsubu Results'.
+Meshes that keep their vertices (bed, pieces, skin) carry a velocity from the
+cached frames either side. Result objects live in the collection 'Tsubu Results';
+the objects they replace are wire stand-ins until Free (make_stand_in).
 """
 import itertools
 import os
@@ -253,8 +257,8 @@ def ground_material():
 
 
 def play_volume_sequence(volume, cache, stream, frames, folder=None):
-    """The volume plays the stream's frames (read through the folder 'folder' of the cache, a view
-    alias after Rebuild Surface, else the stream's own)."""
+    """The volume plays the stream's frames, read through the cache's folder 'folder' (a view link,
+    play_through_new_view) or else the stream's own."""
     path = frame_path(cache.folder, stream, frames[0], "volume")
     if folder is not None:
         path = os.path.join(cache.folder, folder, os.path.basename(path))
@@ -274,10 +278,13 @@ def play_through_new_view(vol_obj, cache, stream):
     changed under it (a new bake, Rebuild Surface) are read through a new path, a link
     '<stream>.view<n>' -> '<stream>' in the cache folder (Free removes the links; Blender 3.4 reads
     the new files through either path)."""
-    for old in view_aliases(cache.folder, stream):
-        os.unlink(old)
     alias = f"{stream}.view{next(_views)}"  # never a path this Blender session has read before
-    os.symlink(stream, os.path.join(cache.folder, alias))
+    try:
+        for old in view_aliases(cache.folder, stream):
+            os.unlink(old)
+        os.symlink(stream, os.path.join(cache.folder, alias))
+    except OSError:  # a file system without links: the stream's own path (a rewritten file may show late)
+        alias = None
     play_volume_sequence(vol_obj.data, cache, stream, cache.frames(stream), folder=alias)
 
 
