@@ -371,6 +371,21 @@ def test_bake_operator_runs_and_keys_transforms():
         assert not freshness.is_out_of_date(scene, domain)  # no cache: nothing to be out of date
 
 
+def test_time_left_follows_the_pace():
+    enable()
+    try:
+        from tsubu.blender.operators import Job
+        job = Job("", 1, 100)
+        assert job.eta() == "estimating time left"
+        job.started -= 60.0  # a minute for the first quarter: three more
+        job.fraction = 0.25
+        assert job.eta() == "about 3 min left", job.eta()
+        job.fraction = 0.9
+        assert job.eta() == "about 7 s left", job.eta()
+    finally:
+        disable()
+
+
 def test_bad_input_is_reported_by_name():
     with fake_water_runner():
         domain, water, crate = bake_scene("bad")

@@ -101,7 +101,7 @@ RUNNING = {}  # domain name -> the Job working on its cache (one at a time per d
 
 class Job:
     """Work on a cache on a worker thread (the C code releases the GIL, so the interface stays live);
-    the operator polls it. A bake and a surface rebuild are Jobs."""
+    the operator polls it. A bake, an estimate and a surface rebuild are Jobs."""
     verb = ""
 
     def __init__(self, folder, frame_start, frame_end):
@@ -109,7 +109,7 @@ class Job:
         self.cancel = threading.Event()
         self.fraction, self.frame, self.error, self.cancelled = 0.0, frame_start, None, False
         self.started = time.monotonic()
-        self.thread = threading.Thread(target=self.run, name=f"tsubu-{self.verb}", daemon=True)
+        self.thread = threading.Thread(target=self.run, name=f"tsubu-{type(self).__name__}", daemon=True)
 
     def run(self):
         try:
