@@ -1,7 +1,7 @@
 """The compiled core, from wherever this install has it.
 
 A source build (`make build`) and the legacy add-on zip put it beside this file as tsubu/_core; the
-Blender Extension and `pip install tsubu-core` carry it as tsubu_core._core, one wheel per Python
+Blender Extension carries it as tsubu_core._core in the tsubu-core wheels (make wheels), one per Python
 version. Where neither loads, CoreUnavailable says which Python this is, which builds are there and
 what to install: the add-on shows that one message in Blender instead of an import traceback.
 """
