@@ -21,6 +21,8 @@ LOOP_PARAMS = ("max_substeps",)
 
 
 ACRONYMS = {"cfl", "cg", "dem", "sph", "fcc", "mls", "vdb"}
+BLENDER_UNITS = {"m": "LENGTH", "m/s": "VELOCITY", "m/s²": "ACCELERATION", "kg": "MASS"}  # shown in the field
+UI_LABEL_MAX = 16  # characters that fit beside a field at the default Properties width
 SMALL_WORDS = {"a", "an", "and", "at", "by", "for", "in", "of", "on", "or", "per", "the", "to"}
 
 
@@ -61,6 +63,14 @@ class Param:
                 word = word[0].upper() + word[1:]
             out.append(word)
         return " ".join(out)
+
+    @property
+    def ui_label(self):
+        """The label in Blender: the title, with the unit where Blender's unit system does not show one in
+        the field (kg/m³, Pa·s, N/m, °, ...; metres, speeds, accelerations and masses show theirs)."""
+        if not self.unit or self.unit in BLENDER_UNITS or self.unit in self.title:
+            return self.title
+        return f"{self.title} ({self.unit})"
 
     def check(self, value):
         """None if value is acceptable, else what is wrong (a phrase)."""

@@ -91,3 +91,16 @@ def test_package_does_not_import_bpy():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
     assert tsubu.__version__ == ".".join(map(str, tsubu.bl_info["version"]))
+
+
+def test_every_label_fits_beside_its_field_in_blender():
+    """At the default Properties width a label of more than 16 characters is cut ("Speed of so..."); units
+    Blender does not show in the field are part of the label."""
+    from tsubu.schema import UI_LABEL_MAX
+    long = [(e, p.name, p.ui_label) for e in schema.effects()
+            for p in list(schema.get(e).params) + [q for r in schema.get(e).roles for q in r.params]
+            if len(p.ui_label) > UI_LABEL_MAX]
+    assert not long, long
+    water = schema.get("water")
+    assert water.param("viscosity").ui_label == "Viscosity (Pa·s)" and water.param("cfl_number").ui_label == "CFL Number"
+    assert water.param("particle_radius").ui_label == "Particle Radius"  # metres show in the field

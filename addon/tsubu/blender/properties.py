@@ -12,23 +12,15 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
 
 from .. import schema as schemas
 
-UNITS = {"m": "LENGTH", "m/s": "VELOCITY", "m/s²": "ACCELERATION", "kg": "MASS"}
+UNITS = schemas.BLENDER_UNITS
 VECTOR_SUBTYPES = {"m/s": "VELOCITY", "m/s²": "ACCELERATION", "m": "TRANSLATION"}
 
 _generated = []  # PropertyGroup classes made here, registered in order
 
 
-def label_of(p):
-    """The field's label: the title, with the unit where Blender's unit system does not show one
-    (kg/m³, Pa·s, N/m, °, ...; lengths, speeds, accelerations and masses show theirs in the field)."""
-    if not p.unit or p.unit in UNITS or p.unit in p.title:
-        return p.title
-    return f"{p.title} ({p.unit})"
-
-
 def blender_property(p):
     """The bpy property for one schema Param."""
-    common = {"name": label_of(p), "description": p.help + (f" ({p.unit})" if p.unit and p.unit not in UNITS else "")}
+    common = {"name": p.ui_label, "description": p.help + (f" ({p.unit})" if p.unit and p.unit not in UNITS else "")}
     if p.kind == "bool":
         return BoolProperty(default=p.default, **common)
     if p.kind == "image":

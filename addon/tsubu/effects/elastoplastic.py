@@ -16,15 +16,15 @@ PARAMS = (
     Param("density", "float", 1000.0, "Density of the material", unit="kg/m³", min=1.0, max=30000.0,
           group="Material"),
     Param("youngs_modulus", "float", 1e6, "Young's modulus E: stiffness (jelly 1e5-1e6, rubber 1e7-1e8)",
-          label="Young's modulus", unit="Pa", min=10.0, max=1e11, group="Material"),
+          unit="Pa", min=10.0, max=1e11, group="Material", label="Stiffness"),
     Param("poisson_ratio", "float", 0.4, "Poisson's ratio nu: how much it bulges sideways when squeezed "
           "(below 0.5; 0.5 would be incompressible)", label="Poisson's ratio", min=0.0, max=0.49, group="Material"),
     Param("plastic", "bool", False, "Yields beyond the limits below and keeps part of its deformation (clay, "
           "dough); off: fully elastic (jelly, rubber)", group="Plasticity"),
     Param("yield_compression", "float", 0.025, "theta_c of eq. 19: the compression it takes elastically",
-          min=0.0, max=1.0, group="Plasticity"),
+          min=0.0, max=1.0, group="Plasticity", label="Yield (Squash)"),
     Param("yield_stretch", "float", 0.0075, "theta_s of eq. 19: the stretch it takes elastically", min=0.0,
-          max=10.0, group="Plasticity"),
+          max=10.0, group="Plasticity", label="Yield (Stretch)"),
     Param("hardening", "float", 10.0, "xi: plastically compressed material grows stiffer by exp(xi (1 - J_P)) "
           "(Stomakhin 2013)", min=0.0, max=50.0, group="Plasticity", advanced=True),
     Param("friction", "float", 0.5, "Coulomb friction at the ground and obstacles", min=0.0, max=10.0,
@@ -54,11 +54,11 @@ PARAMS = (
     Param("write_skin", "bool", False, "Carry the body's own mesh with the particles (its UVs and materials "
           "follow the deformation): a 'skin' stream per frame, an alternative to the surface", group="Output"),
     Param("surface_voxel_ratio", "float", 0.5, "Surface voxel size as a fraction of the particle radius", min=0.1,
-          max=4.0, group="Output", advanced=True),
+          max=4.0, group="Output", advanced=True, label="Voxel Ratio"),
     Param("surface_radius_scale", "float", 2.0, "Sphere radius per particle in the surface, x the particle radius",
-          min=0.5, max=4.0, group="Output", advanced=True),
+          min=0.5, max=4.0, group="Output", advanced=True, label="Radius Scale"),
     Param("surface_smoothing", "int", 4, "Smoothing passes over the surface", min=0, max=20, group="Output",
-          advanced=True),
+          advanced=True, label="Smoothing"),
 )
 
 ROLES = (

@@ -38,14 +38,14 @@ PARAMS = (
     Param("hard_threshold", "float", 0.5, "Map values below this are hard: their springs form the strongest level",
           min=0.0, max=1.0, group="Brittleness Map"),
     Param("max_spring_length", "float", 1.6, "Delaunay edges longer than this many median edges get no spring",
-          min=1.0, max=10.0, group="Elements", advanced=True),
+          min=1.0, max=10.0, group="Elements", advanced=True, label="Max Spring Span"),
     Param("contact_time", "float", 0.002, "Duration of a collision t_c (sets the contact stiffness): shorter is "
           "stiffer and slower to bake", unit="s", min=1e-6, max=10.0, group="Contacts"),
     Param("restitution", "float", 0.3, "Rebound speed / impact speed of a contact", min=0.01, max=1.0,
           group="Contacts"),
     Param("friction", "float", 0.5, "Coulomb limit of the tangential dashpot", min=0.0, max=10.0, group="Contacts"),
     Param("debris_energy", "float", 0.005, "A breaking spring releasing this much energy throws one debris "
-          "particle (up to 8); 0: no debris", unit="J", min=0.0, max=1e9, group="Debris"),
+          "particle (up to 8); 0: no debris", unit="J", min=0.0, max=1e9, group="Debris", label="Energy"),
     Param("debris_size", "float", 0.004, "Characteristic diameter of the Rosin-Rammler size distribution",
           unit="m", min=1e-6, max=10.0, group="Debris"),
     Param("debris_spread", "float", 1.5, "Rosin-Rammler exponent: larger gives more uniform sizes", min=0.1,
@@ -57,7 +57,7 @@ PARAMS = (
     Param("gravity", "vector", (0.0, 0.0, -9.81), "Acceleration of gravity (Blender's Z is up)", unit="m/s²",
           min=-1000.0, max=1000.0, group="World"),
     Param("steps_per_contact", "float", 15.0, "Substeps per contact time (the springs may ask for more)", min=2.0,
-          max=1000.0, group="Time", advanced=True),
+          max=1000.0, group="Time", advanced=True, label="Contact Steps"),
     Param("max_substeps", "int", 2000, "Upper bound of substeps per frame", min=1, max=100000, group="Time"),
 )
 
@@ -78,7 +78,7 @@ ROLES = (
     Role("breakable", "Breakable", "The closed mesh that shatters, and the holder of the settings", max_count=1,
          holds_settings=True, params=(
              Param("brittleness_image", "image", "", "Brittleness map: black stays whole, white may break, grey "
-                   "in between; none: no hard region"),
+                   "in between; none: no hard region", label="Brittleness Map"),
              Param("projection", "enum", "uv", "How the map is laid on the object", items=PROJECTIONS),
          )),
     Role("projectile", "Projectile", "A closed mesh fired at the Breakable, acting as one large element (a sphere "
@@ -88,8 +88,8 @@ ROLES = (
                    max=1e6),
              Param("initial_velocity", "vector", (0.0, 5.0, 0.0), "Velocity when fired", unit="m/s", min=-1000.0,
                    max=1000.0),
-             Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin when fired", unit="rad/s",
-                   label="Initial spin", min=-1000.0, max=1000.0),
+             Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin when fired",
+                   unit="rad/s", min=-1000.0, max=1000.0, label="Spin"),
              Param("launch_frame", "int", 1, "Frame it is fired at; before it, it waits and touches nothing",
                    min=-100000, max=100000),
          )),

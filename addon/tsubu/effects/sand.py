@@ -20,11 +20,11 @@ PARAMS = (
     Param("noise", "float", 0.0, "Amplitude of random bumps on the initial surface (§3.1)", unit="m", min=0.0,
           max=100.0, group="Bed"),
     Param("bulk_density", "float", 1600.0, "Density of the sand bed (dry sand about 1600)", unit="kg/m³", min=1e-9,
-          max=30000.0, group="Bed"),
+          max=30000.0, group="Bed", label="Density"),
     Param("element_radius", "float", 0.01, "Radius of a distinct element (DE) standing for many grains; half the "
           "cell size is the paper's choice", unit="m", min=1e-5, max=100.0, group="Grains"),
     Param("grains_per_element", "int", 30, "Airborne grains a DE splits into when it spatters (the paper: 30)",
-          min=1, max=1000, group="Grains"),
+          min=1, max=1000, group="Grains", label="Grains/Element"),
     Param("friction", "float", 0.5, "Coulomb friction mu between elements and on objects (eq. A-6)", min=0.0,
           max=10.0, group="Grains"),
     Param("restitution", "float", 0.3, "Rebound speed / impact speed of a contact, e_n (eqs A-9, A-10)", min=0.01,
@@ -51,7 +51,7 @@ PARAMS = (
     Param("gravity", "vector", (0.0, 0.0, -9.81), "Acceleration of gravity (Blender's Z is up)", unit="m/s²",
           min=-1000.0, max=1000.0, group="World"),
     Param("steps_per_contact", "float", 10.0, "Substeps per contact time: the step is t_c / this", min=2.0,
-          max=1000.0, group="Time", advanced=True),
+          max=1000.0, group="Time", advanced=True, label="Contact Steps"),
     Param("max_substeps", "int", 5000, "Upper bound of substeps per frame", min=1, max=100000, group="Time"),
     Param("max_elements", "int", 2_000_000, "Memory budget: a bake that would need more DEs stops with a message",
           min=1, max=200_000_000, group="Time", advanced=True),
@@ -71,8 +71,8 @@ ROLES = (
         Param("density", "float", 2000.0, "Density of a simulated object", unit="kg/m³", min=1e-9, max=1e6),
         Param("initial_velocity", "vector", (0.0, 0.0, 0.0), "Velocity at the start (a throw)", unit="m/s",
               min=-1000.0, max=1000.0),
-        Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin at the start", unit="rad/s",
-              label="Initial spin", min=-1000.0, max=1000.0),
+        Param("initial_angular_velocity", "vector", (0.0, 0.0, 0.0), "Spin at the start",
+              unit="rad/s", min=-1000.0, max=1000.0, label="Spin"),
     )),
 )
 
