@@ -2,8 +2,8 @@
 #
 #   make setup        install system packages, Blender and the bpy and build venvs (idempotent)
 #   make build        the Python extension tsubu._core in place, for Python 3.11 (/usr/bin/python3: Blender
-#                     3.4 to 5.0) and Python 3.13 (Blender 5.2)
-#   make wheels       dist/wheels/: the core as manylinux wheels, shared libraries bundled (auditwheel)
+#                     3.4 to 5.0) and Python 3.13 (Blender 5.2), against NumPy 2.2's headers (loads in NumPy >= 1.21)
+#   make wheels       dist/wheels/: those same builds as manylinux wheels, shared libraries bundled (auditwheel)
 #   make extension    dist/tsubu-<version>.zip for Blender 4.2+ (Install from Disk): the add-on and its wheels
 #   make test         everything below, after setup and build
 #   make test-c       C core tests, optimised, under ASan+UBSan and (sand) Valgrind, plus a bounded fuzz run
@@ -15,7 +15,8 @@
 #   make demo         bake the demo water scene in headless Blender and render out/water_demo.png
 
 PYTHON      ?= /usr/bin/python3
-PYTHON313   := .venv/build-3.13/bin/python
+BUILD311    := .venv/build-3.11/bin/python
+BUILD313    := .venv/build-3.13/bin/python
 BUILD       := build
 CORE_SRC    := $(wildcard csrc/core/*.c)
 VDB_SRC     := csrc/vdb/tsubu_vdb.cpp
@@ -82,9 +83,9 @@ fuzz: $(BUILD)/fuzz/fuzz_cache build
 	$(BUILD)/fuzz/fuzz_cache -max_total_time=600 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds
 	cd tests/python && TSUBU_FUZZ_SECONDS=300 $(PYTHON) -m pytest -q -p no:cacheprovider test_loader_fuzz.py
 
-build: .venv/build-3.13/.stamp
-	$(PYTHON) setup.py -q build_ext --inplace
-	$(PYTHON313) setup.py -q build_ext --inplace
+build: .venv/build-3.11/.stamp .venv/build-3.13/.stamp
+	$(BUILD311) setup.py -q build_ext --inplace
+	$(BUILD313) setup.py -q build_ext --inplace
 
 .venv/%/.stamp: scripts/requirements-%.txt
 	bash scripts/setup.sh
@@ -98,7 +99,7 @@ test-blender: build extension
 	bash tests/blender/run.sh
 	bash tests/blender/extension.sh
 
-wheels: .venv/build-3.11/.stamp .venv/build-3.13/.stamp
+wheels: build
 	$(PYTHON) scripts/build_wheels.py
 
 extension: wheels .venv/bpy-5.0/.stamp

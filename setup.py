@@ -1,15 +1,14 @@
 """Build the extension tsubu._core for the Python that runs this file.
 
-    /usr/bin/python3 setup.py build_ext --inplace     (what `make build` does)
-    TSUBU_CORE_WHEEL=1 python setup.py bdist_wheel    (scripts/build_wheels.py: the same module as
-                                                       tsubu_core._core in a wheel of its own, tsubu-core)
+    .venv/build-3.11/bin/python setup.py build_ext --inplace     (what `make build` does, and with
+    .venv/build-3.13/bin/python for Python 3.13; both venvs hold NumPy 2.2, whose headers give a module
+    that loads in NumPy 1.21 and newer; scripts/build_wheels.py packs these same modules as wheels)
 
 C11 core and binding, one C++ file for OpenVDB, NumPy C API; linked against
 OpenVDB, TBB, zlib and Qhull. The built module lands in addon/tsubu/, so the
 add-on folder is importable as is (PYTHONPATH=addon) and installable in Blender.
 """
 import glob
-import os
 import re
 
 import numpy
@@ -42,13 +41,10 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
-# The wheel holds only the compiled module (package tsubu_core): the Blender Extension ships one per
-# Python version beside the pure-Python add-on, which finds it through tsubu._native.
-WHEEL = os.environ.get("TSUBU_CORE_WHEEL") == "1"
 VERSION = re.search(r'__version__ = "([^"]+)"', open("addon/tsubu/__init__.py").read()).group(1)
 
 core = Extension(
-    "tsubu_core._core" if WHEEL else "tsubu._core",
+    "tsubu._core",
     sources=sorted(glob.glob("csrc/core/*.c")) + sorted(glob.glob("csrc/python/*.c")) + ["csrc/vdb/tsubu_vdb.cpp"],
     include_dirs=["csrc", numpy.get_include()],
     libraries=["openvdb", "Imath-3_1", "tbb", "z", "qhull_r", "stdc++", "m"],
@@ -56,11 +52,11 @@ core = Extension(
 )
 
 setup(
-    name="tsubu-core" if WHEEL else "tsubu",
+    name="tsubu",
     version=VERSION,
     license="GPL-2.0-or-later",
-    package_dir={"tsubu_core": "csrc/python/tsubu_core"} if WHEEL else {"": "addon"},
-    packages=["tsubu_core"] if WHEEL else ["tsubu"],
+    package_dir={"": "addon"},
+    packages=["tsubu"],
     ext_modules=[core],
     cmdclass={"build_ext": BuildExt},
 )
