@@ -8,6 +8,7 @@ Runner: the streams it writes and a function that calls its C solver.
 """
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -51,7 +52,7 @@ CHECKPOINT_SECONDS = 30.0
 def core_runner(streams, solver_input, core_bake):
     """The Runner of an effect whose solver is a _core.<effect>_bake function taking
     (settings, objects) from solver_input(description) and the frame loop's arguments."""
-    def run(desc, cache, report, first_frame, ready):
+    def run(desc, cache, report, first_frame, ready, checkpoint_seconds=CHECKPOINT_SECONDS):
         settings, objects = solver_input(desc)
 
         def progress(frame, start, end, fraction):
@@ -59,7 +60,7 @@ def core_runner(streams, solver_input, core_bake):
 
         return core_bake(settings, objects, cache.folder, desc.frame_start, desc.frame_end, desc.fps,
                          first_frame=first_frame, max_substeps=desc.parameters["max_substeps"], progress=progress,
-                         checkpoint_seconds=CHECKPOINT_SECONDS, ready=ready)
+                         checkpoint_seconds=checkpoint_seconds, ready=ready)
     return Runner(streams=streams, run=run)
 
 
@@ -76,19 +77,32 @@ def scene_digest(description):
     return h.hexdigest()
 
 
-def bake(description, cache_dir, progress=None, resume=False):
+def bake(description, cache_dir, progress=None, resume=False, checkpoint_seconds=None):
     """Bake description (a SceneDescription or the path of a saved one) into cache_dir.
 
     progress(Progress) may return True to cancel; Ctrl-C cancels too. Either
     raises CancelledError with the frames already written intact (bake again
-    with resume=True to go on). Returns the Cache."""
+    with resume=True to go on). checkpoint_seconds: wall-clock seconds between
+    the solver's saved states, what a resume starts from (default 30; 0: every
+    frame). Returns the Cache; its manifest's "stats" hold the bake's figures."""
     if isinstance(description, (str, os.PathLike)):
         description = SceneDescription.load(os.fspath(description))
     description.validate()
     runner = RUNNERS.get(description.effect)
     if runner is None:
         raise ValidationError([f"the {description.effect} solver is not part of this Tsubu build"], "bake")
+    options = {}
+    if checkpoint_seconds is not None:
+        if isinstance(checkpoint_seconds, bool) or not isinstance(checkpoint_seconds, (int, float)) \
+                or not math.isfinite(checkpoint_seconds) or checkpoint_seconds < 0:
+            raise ValidationError([f"checkpoint_seconds must be a number of seconds, 0 or more, got "
+                                   f"{checkpoint_seconds!r}"], "bake")
+        options["checkpoint_seconds"] = float(checkpoint_seconds)
     cache = Cache(cache_dir)
+    holder = cache.baking_process()
+    if holder is not None and holder != os.getpid():
+        raise ValidationError([f"{cache.folder}: process {holder} is baking into this folder now; wait for it, "
+                               "cancel it, or bake into another folder"], "bake")
     digest = scene_digest(description)
     first = description.frame_start
     if resume and cache.exists():
@@ -121,13 +135,14 @@ def bake(description, cache_dir, progress=None, resume=False):
                          description.fps, description.seed, streams, digest)
         else:
             cache.update(status="baking", message="")
+        cache.lock()
         started.append(True)
 
     def report(p):
         return bool(progress(p)) if progress else False
 
     try:
-        stats = runner.run(description, cache, report, first, ready)
+        stats = runner.run(description, cache, report, first, ready, **options)
     except (CancelledError, KeyboardInterrupt):
         if not started:  # refused or cancelled before anything was touched: the old cache stays as it was
             raise
@@ -139,6 +154,9 @@ def bake(description, cache_dir, progress=None, resume=False):
         if started:
             cache.update(status="failed", last_frame=cache.last_whole_frame(), message=str(e))
         raise
+    finally:
+        if started:
+            cache.unlock()
     # the solver's figures at the end (counts, energies, erosion's volumes): in the manifest, for
     # `python3 -m tsubu info` and Cache.manifest()["stats"]
     cache.update(status="complete", last_frame=description.frame_end, message="",

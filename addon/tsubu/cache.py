@@ -15,8 +15,10 @@ at frame_start: one row per triangle of the pieces of a broken object
 a "pieces" stream gives each element's pose (position, rotation, piece) per frame. Every file is written atomically, so whatever
 is on disk is whole; the manifest's status says whether the bake finished.
 """
+import json
 import os
 import shutil
+import socket
 import struct
 from dataclasses import dataclass
 
@@ -27,6 +29,7 @@ from .errors import CorruptFileError
 from .fileio import read_json, write_json
 
 MANIFEST = "manifest.json"
+LOCK = "bake.lock"  # {"pid", "host"} of the process baking into the folder, while it bakes
 FORMAT = "tsubu-cache"
 FORMAT_VERSION = 1
 KINDS = {"particles": "tspf", "transforms": "tspf", "heightfield": "tspf", "volume": "vdb", "pieces": "tspf",
@@ -204,6 +207,48 @@ class Cache:
                 return None
         return last
 
+    @property
+    def lock_path(self):
+        return os.path.join(self.folder, LOCK)
+
+    def lock(self):
+        """Say which process is baking into this folder (removed when it ends, whatever the outcome)."""
+        with open(self.lock_path, "w") as f:
+            json.dump({"pid": os.getpid(), "host": socket.gethostname()}, f)
+
+    def unlock(self):
+        try:
+            os.unlink(self.lock_path)
+        except FileNotFoundError:
+            pass
+
+    def baking_process(self):
+        """The id of the live process baking into this folder, else None. A manifest that says "baking"
+        with no live process is an interrupted bake (killed, crashed, the machine went down)."""
+        try:
+            with open(self.lock_path) as f:
+                holder = json.load(f)
+            pid, host = int(holder["pid"]), str(holder["host"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if host != socket.gethostname():
+            return pid  # another machine's bake: it cannot be checked from here, so it is taken as live
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return pid
+        return pid
+
+    def state(self):
+        """The manifest's status, with "baking" told apart: "baking (process N)" or "interrupted"."""
+        status = self.manifest()["status"]
+        if status != "baking":
+            return status
+        pid = self.baking_process()
+        return f"baking (process {pid})" if pid is not None else "interrupted (no process is baking it: resume to go on)"
+
     def free(self):
         """Delete the cache's own files (manifest, stream folders, state); refuse a folder that is not a cache."""
         m = self.manifest()
@@ -214,11 +259,12 @@ class Cache:
             if os.path.isdir(d) and not os.path.islink(d) and os.path.dirname(os.path.abspath(d)) == self.folder:
                 shutil.rmtree(d)
         os.unlink(self.manifest_path)
+        self.unlock()
 
     def info(self):
         """A few lines saying what the cache holds."""
         m = self.manifest()
-        lines = [f"{self.folder}: {m['effect']} cache, Tsubu {m['tsubu_version']}, status {m['status']}",
+        lines = [f"{self.folder}: {m['effect']} cache, Tsubu {m['tsubu_version']}, status {self.state()}",
                  f"  frames {m['frame_start']}-{m['frame_end']} at {m['fps']:g} fps, seed {m['seed']}"]
         if m.get("message"):
             lines.append(f"  message: {m['message']}")

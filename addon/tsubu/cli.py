@@ -4,7 +4,7 @@
     python3 -m tsubu presets list [EFFECT]        built-in and user presets
     python3 -m tsubu presets show EFFECT NAME
     python3 -m tsubu presets validate FILE...     every problem of every file
-    python3 -m tsubu bake SCENE.json --out DIR [--resume]
+    python3 -m tsubu bake SCENE.json --out DIR [--resume] [--checkpoint-seconds S]
     python3 -m tsubu estimate SCENE.json          particles, memory and disk a bake will take (measured)
     python3 -m tsubu surface DIR [--set NAME=VALUE ...]   rebuild the surface from the cached particles
     python3 -m tsubu demo EFFECT --out DIR        bake a built-in scene
@@ -66,7 +66,8 @@ def cmd_bake(args):
             print(f"\rframe {p.frame}/{p.frame_end}  {100 * p.fraction:5.1f}%  {time.monotonic() - started:7.1f} s",
                   end="", file=sys.stderr, flush=True)
 
-    cache = bake(args.scene, args.out, progress=progress, resume=args.resume)
+    cache = bake(args.scene, args.out, progress=progress, resume=args.resume,
+                 checkpoint_seconds=args.checkpoint_seconds)
     print(file=sys.stderr)
     print(cache.info())
 
@@ -131,6 +132,8 @@ def parser():
     s.add_argument("scene")
     s.add_argument("--out", required=True, help="cache folder")
     s.add_argument("--resume", action="store_true", help="continue from the last whole frame")
+    s.add_argument("--checkpoint-seconds", type=float, default=None, metavar="S",
+                   help="seconds between saved states a resume starts from (default 30; 0: every frame)")
     s.set_defaults(func=cmd_bake)
     s = sub.add_parser("estimate", help="measure what baking a scene will take (bakes its first frame aside)")
     s.add_argument("scene")

@@ -51,6 +51,24 @@ class SceneObject:
             self.matrices, self.matrices[0])
 
 
+def _named_arguments_only(cls, where):
+    """The class's constructor, with a keyword it does not take named with where that value belongs
+    ("density=500" -> params={'density': 500}), instead of Python's bare "unexpected keyword argument"."""
+    init = cls.__init__
+    names = set(cls.__dataclass_fields__)
+
+    def checked_init(self, *args, **kwargs):
+        unknown = [k for k in kwargs if k not in names]
+        if unknown:
+            k = unknown[0]
+            raise TypeError(f"{cls.__name__} has no argument '{k}': {where.format(k=k)} (its arguments: "
+                            f"{', '.join(cls.__dataclass_fields__)})")
+        init(self, *args, **kwargs)
+    checked_init.__doc__ = init.__doc__
+    cls.__init__ = checked_init
+    return cls
+
+
 @dataclass
 class SceneDescription:
     effect: str
@@ -291,3 +309,7 @@ def _check_object(schema, obj, frames):
     elif len(obj.vertices) == 0:
         problems.append(f"{where}: the mesh is empty")
     return problems
+
+
+_named_arguments_only(SceneObject, "an object's own values go in params={{'{k}': ...}}")
+_named_arguments_only(SceneDescription, "the effect's settings go in parameters={{'{k}': ...}}")

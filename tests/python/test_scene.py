@@ -78,3 +78,13 @@ def test_damaged_files(tmp_path):
     (tmp_path / "shot.json").write_text('{"tsubu_scene": 99}')
     with pytest.raises(CorruptFileError, match="shot.json"):
         SceneDescription.load(path)
+
+
+def test_a_wrong_keyword_names_where_the_value_belongs():
+    v, t = box((0, 0, 0), (1, 1, 1))
+    with pytest.raises(TypeError, match=r"SceneObject has no argument 'density': an object's own values go in "
+                                        r"params=\{'density': \.\.\.\}"):
+        SceneObject("Crate", "rigid", v, t, density=500)
+    with pytest.raises(TypeError, match=r"the effect's settings go in parameters=\{'viscosity': \.\.\.\}"):
+        SceneDescription("water", viscosity=1.0)
+    assert SceneObject("Crate", "rigid", v, t, params={"density": 500}).params == {"density": 500}
