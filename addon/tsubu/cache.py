@@ -161,6 +161,18 @@ class Cache:
                                    "grid; bake again")
         return f["height"].reshape(grid["ny"], grid["nx"])
 
+    def read_volume(self, stream, frame):
+        """{grid name: (values[z, y, x] float32, origin (x, y, z) of values[0, 0, 0] in metres, voxel size)}
+        of a volume frame (a water surface's signed distances, erosion's terrain density); a grid with
+        no active voxels reads as an empty array."""
+        out = {}
+        for grid in _core.read_vdb(self.path(stream, frame)):
+            if grid.active_voxels == 0:
+                out[grid.name] = (np.zeros((0, 0, 0), np.float32), (0.0, 0.0, 0.0), 0.0)
+            else:
+                out[grid.name] = grid.to_dense()
+        return out
+
     def read_transforms(self, stream, frame):
         """{object name: 4x4 world matrix} at a frame of a transforms stream."""
         names = self.manifest()["streams"][stream]["objects"]

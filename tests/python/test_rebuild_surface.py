@@ -108,3 +108,14 @@ def test_free_removes_the_view_links_and_nothing_else(tmp_path, baked):
     os.symlink("elsewhere", os.path.join(folder, "surface.view4"))  # not ours: another target
     tsubu.Cache(folder).free()
     assert sorted(os.listdir(folder)) == ["surface.view4"]
+
+
+def test_cache_reads_volume_frames_as_arrays(baked):
+    grids = tsubu.Cache(baked).read_volume("surface", 2)
+    values, origin, voxel = grids["surface"]
+    assert values.dtype == np.float32 and values.ndim == 3 and values.size > 1000
+    assert voxel == pytest.approx(0.025 * 0.5) and len(origin) == 3  # the tank's radius x the voxel ratio
+    # inside the liquid the signed distance is negative, above it positive
+    z = origin[2] + voxel * np.arange(values.shape[0])
+    column = values[:, values.shape[1] // 2, values.shape[2] // 2]
+    assert column[z < 0.1].min() < 0 and column[(z > 0.45) & (z < 0.5)].max() > 0

@@ -164,7 +164,12 @@ class TSUBU_PT_cache(bpy.types.Panel):
             draw_message(layout, obj.tsubu.status, context,
                          "ERROR" if obj.tsubu.status.startswith(("Failed", "Cache", "Not")) else "INFO")
         elif Cache(export.cache_folder(obj)).exists():
-            layout.label(text="A cache exists for this domain", icon="INFO")
+            state = Cache(export.cache_folder(obj)).state()
+            if state.startswith("interrupted"):
+                draw_message(layout, "The last bake was interrupted: Resume goes on from its last saved state",
+                             context, "ERROR")
+            else:
+                layout.label(text="A cache exists for this domain", icon="INFO")
         if not baking and freshness.is_out_of_date(context.scene, obj):
             draw_message(layout, "Cache out of date: settings or objects changed since the bake. Bake again "
                                  "to see them", context, "ERROR")
