@@ -164,11 +164,15 @@ class TSUBU_PT_cache(bpy.types.Panel):
             draw_message(layout, obj.tsubu.status, context,
                          "ERROR" if obj.tsubu.status.startswith(("Failed", "Cache", "Not")) else "INFO")
         elif Cache(export.cache_folder(obj)).exists():
-            state = Cache(export.cache_folder(obj)).state()
+            try:
+                state = Cache(export.cache_folder(obj)).state()
+            except (ValueError, OSError) as e:  # a damaged manifest: say so, never fail to draw
+                state = ""
+                draw_message(layout, f"Cache problem: {e}", context, "ERROR")
             if state.startswith("interrupted"):
                 draw_message(layout, "The last bake was interrupted: Resume goes on from its last saved state",
                              context, "ERROR")
-            else:
+            elif state:
                 layout.label(text="A cache exists for this domain", icon="INFO")
         if not baking and freshness.is_out_of_date(context.scene, obj):
             draw_message(layout, "Cache out of date: settings or objects changed since the bake. Bake again "
