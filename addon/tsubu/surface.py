@@ -24,9 +24,9 @@ STREAM = "surface"
 def surface_source(manifest):
     """The particle stream a surface is made from, for an effect that can have one (else None)."""
     streams = manifest["streams"]
-    if STREAM in streams:
-        return streams[STREAM].get("particles")
-    effect = schemas.get(manifest["effect"])
+    if streams.get(STREAM, {}).get("particles"):
+        return streams[STREAM]["particles"]
+    effect = schemas.get(manifest["effect"])  # caches from before streams named their particles, or no surface
     if all(effect.param(name) is not None for name in SETTINGS + ("write_surface",)):
         return next((s for s, d in streams.items() if d["kind"] == "particles"), None)
     return None
