@@ -52,7 +52,7 @@ CHECKPOINT_SECONDS = 30.0
 def core_runner(streams, solver_input, core_bake):
     """The Runner of an effect whose solver is a _core.<effect>_bake function taking
     (settings, objects) from solver_input(description) and the frame loop's arguments."""
-    def run(desc, cache, report, first_frame, ready, checkpoint_seconds=CHECKPOINT_SECONDS):
+    def run(desc, cache, report, first_frame, ready, checkpoint_seconds=None):
         settings, objects = solver_input(desc)
 
         def progress(frame, start, end, fraction):
@@ -60,7 +60,8 @@ def core_runner(streams, solver_input, core_bake):
 
         return core_bake(settings, objects, cache.folder, desc.frame_start, desc.frame_end, desc.fps,
                          first_frame=first_frame, max_substeps=desc.parameters["max_substeps"], progress=progress,
-                         checkpoint_seconds=checkpoint_seconds, ready=ready)
+                         checkpoint_seconds=CHECKPOINT_SECONDS if checkpoint_seconds is None else checkpoint_seconds,
+                         ready=ready)
     return Runner(streams=streams, run=run)
 
 
