@@ -197,16 +197,23 @@ static PyTypeObject GridType = {
     .tp_getset = grid_getset,
 };
 
-/* (N, 3) float32 positions split into x, y, z columns (malloc'ed, 3N floats). */
-static float *split_xyz(PyArrayObject *p, size_t n)
+/* An (N, 3) positions argument as float32 x, y, z columns (malloc'ed, 3N floats) and N; NULL with
+ * the Python error set when it is no such array or memory runs out. */
+static float *positions_xyz(PyObject *obj, size_t *n)
 {
-    float *xyz = malloc((n ? n : 1) * 3 * sizeof(float));
-    const float *src = PyArray_DATA(p);
-    if (!xyz)
+    const npy_intp pd[2] = {-1, 3};
+    PyArrayObject *p = tsubu_array(obj, NPY_FLOAT32, 2, pd, "positions");
+    if (!p)
         return NULL;
-    for (size_t i = 0; i < n; i++)
+    *n = (size_t)PyArray_DIM(p, 0);
+    float *xyz = malloc((*n ? *n : 1) * 3 * sizeof(float));
+    const float *src = PyArray_DATA(p);
+    for (size_t i = 0; xyz && i < *n; i++)
         for (int a = 0; a < 3; a++)
-            xyz[a * n + i] = src[3 * i + a];
+            xyz[a * *n + i] = src[3 * i + a];
+    Py_DECREF(p);
+    if (!xyz)
+        PyErr_NoMemory();
     return xyz;
 }
 
@@ -218,11 +225,10 @@ static PyObject *particles_to_level_set(PyObject *self, PyObject *args, PyObject
     double voxel, half_width = 3.0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOd|d", names, &pos_obj, &rad_obj, &voxel, &half_width))
         return NULL;
-    const npy_intp pd[2] = {-1, 3};
-    PyArrayObject *pos = tsubu_array(pos_obj, NPY_FLOAT32, 2, pd, "positions");
-    if (!pos)
+    size_t n = 0;
+    float *xyz = positions_xyz(pos_obj, &n);
+    if (!xyz)
         return NULL;
-    size_t n = (size_t)PyArray_DIM(pos, 0);
     PyArrayObject *rad = NULL;
     float radius_all = 0.0f;
     if (PyFloat_Check(rad_obj) || PyLong_Check(rad_obj)) {
@@ -230,25 +236,19 @@ static PyObject *particles_to_level_set(PyObject *self, PyObject *args, PyObject
     } else {
         const npy_intp rd[1] = {(npy_intp)n};
         if (!(rad = tsubu_array(rad_obj, NPY_FLOAT32, 1, rd, "radius"))) {
-            Py_DECREF(pos);
+            free(xyz);
             return NULL;
         }
     }
-    float *xyz = split_xyz(pos, n);
     tsvdb_grid *g = NULL;
     ts_error err;
-    ts_status st = TS_ERR_NOMEM;
-    if (xyz) {
-        Py_BEGIN_ALLOW_THREADS
-        st = tsvdb_particles_to_level_set(xyz, xyz + n, xyz + 2 * n, rad ? PyArray_DATA(rad) : NULL, radius_all, n,
-                                          voxel, half_width, &g, &err);
-        Py_END_ALLOW_THREADS
-    }
+    ts_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tsvdb_particles_to_level_set(xyz, xyz + n, xyz + 2 * n, rad ? PyArray_DATA(rad) : NULL, radius_all, n, voxel,
+                                      half_width, &g, &err);
+    Py_END_ALLOW_THREADS
     free(xyz);
-    Py_DECREF(pos);
     Py_XDECREF(rad);
-    if (!xyz)
-        return PyErr_NoMemory();
     return st == TS_OK ? wrap_grid(g) : tsubu_raise(&err);
 }
 
@@ -266,15 +266,10 @@ static PyObject *surface_level_set(PyObject *self, PyObject *args, PyObject *kw)
                                           "voxel_ratio >= 0.05 and smoothing >= 0 expected");
         return NULL;
     }
-    const npy_intp pd[2] = {-1, 3};
-    PyArrayObject *pos = tsubu_array(pos_obj, NPY_FLOAT32, 2, pd, "positions");
-    if (!pos)
-        return NULL;
-    size_t n = (size_t)PyArray_DIM(pos, 0);
-    float *xyz = split_xyz(pos, n);
-    Py_DECREF(pos);
+    size_t n = 0;
+    float *xyz = positions_xyz(pos_obj, &n);
     if (!xyz)
-        return PyErr_NoMemory();
+        return NULL;
     tsvdb_grid *g = NULL;
     ts_error err;
     ts_status st;

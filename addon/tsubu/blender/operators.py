@@ -205,6 +205,20 @@ class JobOperator:
         wm.modal_handler_add(self)
         return {"RUNNING_MODAL"}
 
+    def report_end(self, domain, job, failed, cancelled, done):
+        """The domain's status and Blender's report for how the job ended; the operator's result."""
+        if job.error is not None:
+            domain.tsubu.status = f"Failed: {job.error}"
+            self.report({"ERROR"}, f"Tsubu: {failed} {domain.name} failed: {job.error}")
+            return {"CANCELLED"}
+        if job.cancelled:
+            domain.tsubu.status = cancelled
+            self.report({"WARNING"}, cancelled)
+            return {"CANCELLED"}
+        domain.tsubu.status = done
+        self.report({"INFO"}, f"Tsubu: {domain.name}: {done}")
+        return {"FINISHED"}
+
     def modal(self, context, event):
         job = self.job
         if event.type == "ESC" and event.value == "PRESS":
@@ -251,17 +265,8 @@ class TSUBU_OT_bake(JobOperator, bpy.types.Operator):
                 freshness.mark_baked(context.scene, domain)
             except (ValueError, OSError) as e:
                 job.error = job.error or e
-        if job.error is not None:
-            domain.tsubu.status = f"Failed: {job.error}"
-            self.report({"ERROR"}, f"Tsubu bake of {domain.name} failed: {job.error}")
-            return {"CANCELLED"}
-        if job.cancelled:
-            domain.tsubu.status = f"Cancelled: frames up to {last} kept (Resume goes on)"
-            self.report({"WARNING"}, domain.tsubu.status)
-            return {"CANCELLED"}
-        domain.tsubu.status = f"Baked frames {job.description.frame_start}-{job.description.frame_end}"
-        self.report({"INFO"}, f"Tsubu: {domain.name} {domain.tsubu.status.lower()}")
-        return {"FINISHED"}
+        return self.report_end(domain, job, "baking", f"Cancelled: frames up to {last} kept (Resume goes on)",
+                               f"Baked frames {job.description.frame_start}-{job.description.frame_end}")
 
 
 class TSUBU_OT_estimate(JobOperator, bpy.types.Operator):
@@ -325,17 +330,9 @@ class TSUBU_OT_rebuild_surface(JobOperator, bpy.types.Operator):
     def finish(self, context, domain, job):
         if job.frames or job.cancelled:
             playback.reload_surface(context.scene, domain)
-        if job.error is not None:
-            domain.tsubu.status = f"Failed: {job.error}"
-            self.report({"ERROR"}, f"Tsubu: rebuilding the surface of {domain.name} failed: {job.error}")
-            return {"CANCELLED"}
-        if job.cancelled:
-            domain.tsubu.status = f"Surface rebuilt up to frame {job.frame} (cancelled; later frames keep the old one)"
-            self.report({"WARNING"}, domain.tsubu.status)
-            return {"CANCELLED"}
-        domain.tsubu.status = f"Surface rebuilt for frames {job.frames[0]}-{job.frames[-1]}"
-        self.report({"INFO"}, f"Tsubu: {domain.name}: {domain.tsubu.status.lower()}")
-        return {"FINISHED"}
+        return self.report_end(domain, job, "rebuilding the surface of",
+                               f"Surface rebuilt up to frame {job.frame} (cancelled; later frames keep the old one)",
+                               f"Surface rebuilt for frames {job.frames[0]}-{job.frames[-1]}" if job.frames else "")
 
 
 class TSUBU_OT_free(bpy.types.Operator):

@@ -4,6 +4,7 @@ import bpy
 from .. import presets, schema as schemas
 from ..cache import Cache
 from . import export, freshness, operators, properties
+from .ui import draw_message
 
 
 class TSUBU_MT_add_role(bpy.types.Menu):
@@ -177,15 +178,6 @@ class TSUBU_PT_cache(bpy.types.Panel):
         if not baking and freshness.is_out_of_date(context.scene, obj):
             draw_message(layout, "Cache out of date: settings or objects changed since the bake. Bake again "
                                  "to see them", context, "ERROR")
-
-
-def draw_message(layout, text, context, icon):
-    """A message wrapped to the panel's width, so that a long one (a file name) is read whole."""
-    import textwrap
-    chars = max(24, int(context.region.width / (7 * context.preferences.system.ui_scale)) - 4)
-    col = layout.column(align=True)
-    for i, line in enumerate(textwrap.wrap(text, chars, break_long_words=True) or [""]):
-        col.label(text=line, icon=icon if i == 0 else "BLANK1")
 
 
 def settings_panels():

@@ -2,19 +2,13 @@
 on the console and the same message in the add-on's preferences and the Physics tab, instead of an
 import traceback and an add-on that will not enable. Imports nothing of Tsubu that needs the core."""
 import sys
-import textwrap
 
 import bpy
 
+from .ui import draw_message
+
 _message = ""
 _classes = []
-
-
-def _draw_message(layout, width_chars=60):
-    box = layout.box()
-    lines = textwrap.wrap(_message, width_chars)
-    for i, line in enumerate(lines):
-        box.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
 
 
 class TSUBU_PT_unavailable(bpy.types.Panel):
@@ -25,7 +19,7 @@ class TSUBU_PT_unavailable(bpy.types.Panel):
     bl_context = "physics"
 
     def draw(self, context):
-        _draw_message(self.layout, max(30, int(context.region.width / 7)))
+        draw_message(self.layout.box(), _message, context, "ERROR")
 
 
 def register(addon_package, message):
@@ -33,7 +27,8 @@ def register(addon_package, message):
     _message = message
     print(f"Tsubu: {message}", file=sys.stderr)
     preferences = type("TSUBU_AP_unavailable", (bpy.types.AddonPreferences,),
-                       {"bl_idname": addon_package, "draw": lambda self, context: _draw_message(self.layout)})
+                       {"bl_idname": addon_package, "draw": lambda self, context: draw_message(self.layout.box(), _message, context,
+                                                                                  "ERROR")})
     _classes = [preferences, TSUBU_PT_unavailable]
     for cls in _classes:
         bpy.utils.register_class(cls)
