@@ -68,19 +68,25 @@ $(BUILD)/opt/bench_core: $(BENCH_SRC) $(BUILD)/opt/libtsubu_core.a
 $(BUILD)/fuzz/fuzz_cache: tests/c/fuzz_cache.c csrc/core/cache.c csrc/core/checkpoint.c csrc/core/status.c
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc $^ -lz -lpthread -lm -o $@
+$(BUILD)/fuzz/fuzz_png: tests/c/fuzz_png.c csrc/core/png.c csrc/core/status.c
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc $^ -lz -lm -o $@
 
 # ---- tests ----
-test-c: $(BUILD)/opt/test_core $(BUILD)/san/test_core $(BUILD)/fuzz/fuzz_cache
+test-c: $(BUILD)/opt/test_core $(BUILD)/san/test_core $(BUILD)/fuzz/fuzz_cache $(BUILD)/fuzz/fuzz_png
 	OMP_NUM_THREADS=2 $(BUILD)/opt/test_core
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=2 $(BUILD)/san/test_core
 	# reads of uninitialised memory, which ASan does not see (seconds for sand; the others take minutes)
 	OMP_NUM_THREADS=1 valgrind -q --error-exitcode=3 $(BUILD)/opt/test_core sand/
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(BUILD)/fuzz/fuzz_cache -max_total_time=30 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds 2>&1 | tail -2
+	@mkdir -p $(BUILD)/fuzz/corpus_png
+	$(BUILD)/fuzz/fuzz_png -max_total_time=15 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus_png tests/c/fuzz_seeds_png 2>&1 | tail -2
 
-fuzz: $(BUILD)/fuzz/fuzz_cache build
-	@mkdir -p $(BUILD)/fuzz/corpus
+fuzz: $(BUILD)/fuzz/fuzz_cache $(BUILD)/fuzz/fuzz_png build
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus_png
 	$(BUILD)/fuzz/fuzz_cache -max_total_time=600 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds
+	$(BUILD)/fuzz/fuzz_png -max_total_time=300 $(BUILD)/fuzz/corpus_png tests/c/fuzz_seeds_png
 	cd tests/python && TSUBU_FUZZ_SECONDS=300 $(PYTHON) -m pytest -q -p no:cacheprovider test_loader_fuzz.py
 
 build: .venv/build-3.11/.stamp .venv/build-3.13/.stamp

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from .cache import Cache
+from .cache import Cache, version as cache_version
 from .errors import CancelledError, ValidationError
 from .scene import SceneDescription
 
@@ -111,6 +111,10 @@ def bake(description, cache_dir, progress=None, resume=False, checkpoint_seconds
         if m["effect"] != description.effect or m.get("scene_digest") != digest:
             raise ValidationError([f"{cache.folder} holds a bake of a different scene or different settings; "
                                    "bake from the start instead of resuming"], "resume")
+        if m.get("tsubu_version") != cache_version():
+            raise ValidationError([f"{cache.folder} was baked by Tsubu {m.get('tsubu_version')}, this is "
+                                   f"{cache_version()}: a resumed bake would mix the two versions' results; bake from "
+                                   "the start (the frames baked so far stay until then)"], "resume")
         if cache.has_old_checkpoint():
             raise ValidationError([f"{cache.folder} was baked by an earlier Tsubu whose saved state this version cannot "
                                    "resume from; bake from the start (the frames baked so far stay until then)"],

@@ -192,6 +192,7 @@ class SceneDescription:
                                           triangles=take("triangles"), matrices=take("matrices"),
                                           params=dict(o.get("params", {})),
                                           arrays={k: arrays[v] for k, v in refs.items()}))
+            _resolve_image_paths(loaded, os.path.dirname(os.path.abspath(path)))
             return cls(effect=doc["effect"], parameters=dict(doc["parameters"]), frame_start=doc["frame_start"],
                        frame_end=doc["frame_end"], fps=doc["fps"], seed=doc["seed"], objects=loaded)
         except (KeyError, TypeError) as e:
@@ -276,6 +277,7 @@ def _check_object(schema, obj, frames):
         obj.params = schemas.validate_params(role.params, obj.params, context=where)
     except ValidationError as e:
         problems += [f"{where}: {p}" for p in e.problems]
+    problems += _read_image_files(role, obj, where)
     v, t = obj.vertices, obj.triangles
     if v is None or t is None or np.ndim(v) != 2 or np.shape(v)[-1] != 3 or np.ndim(t) != 2 or np.shape(t)[-1] != 3:
         return problems + [f"{where}: needs vertices (N, 3) and triangles (M, 3)"]
@@ -309,6 +311,38 @@ def _check_object(schema, obj, frames):
     elif len(obj.vertices) == 0:
         problems.append(f"{where}: the mesh is empty")
     return problems
+
+
+IMAGE_FILE_SUFFIXES = (".png",)
+
+
+def is_image_file_name(value):
+    return isinstance(value, str) and value.lower().endswith(IMAGE_FILE_SUFFIXES)
+
+
+def _read_image_files(role, obj, where):
+    """An image parameter naming a PNG file, with no pixels in the object's arrays yet, is read into them
+    (grey, bottom row first, as the add-on takes a Blender image's pixels). A relative path is taken from
+    the scene file's folder for a loaded scene, else from the working directory."""
+    problems = []
+    for p in role.params:
+        value, key = obj.params.get(p.name), schemas.image_array_key(p)
+        if p.kind != "image" or key in obj.arrays or not is_image_file_name(value):
+            continue
+        try:
+            obj.arrays[key] = _core.read_png(value)
+        except (OSError, ValueError, MemoryError) as e:
+            problems.append(f"{where}: its {p.title.lower()} {shorten(e)} (give a PNG file, 8 or 16 bits, or "
+                            f"the pixels as arrays['{key}'])")
+    return problems
+
+
+def _resolve_image_paths(objects, folder):
+    """Image files named relative to a scene file are found beside it."""
+    for o in objects:
+        for k, v in o.params.items():
+            if is_image_file_name(v) and not os.path.isabs(v) and os.path.isfile(os.path.join(folder, v)):
+                o.params[k] = os.path.join(folder, v)
 
 
 _named_arguments_only(SceneObject, "an object's own values go in params={{'{k}': ...}}")

@@ -31,6 +31,7 @@ PyArrayObject *tsubu_array(PyObject *obj, int type, int ndim, const npy_intp *di
 extern PyMethodDef tsubu_cache_methods[];
 extern PyMethodDef tsubu_vdb_methods[];
 extern PyMethodDef tsubu_mesh_methods[];
+extern PyMethodDef tsubu_image_methods[];
 extern PyMethodDef tsubu_water_methods[];
 int tsubu_vdb_add_types(PyObject *module);
 

@@ -90,7 +90,7 @@ PyMODINIT_FUNC PyInit__core(void)
         !(tsubu_UnstableError = new_exception(m, "UnstableError", PyExc_RuntimeError,
                                               "A simulation produced NaN or exploded; the message names the frame.")) ||
         add_methods(m, tsubu_cache_methods) < 0 || add_methods(m, tsubu_vdb_methods) < 0 ||
-        add_methods(m, tsubu_mesh_methods) < 0 || add_methods(m, tsubu_water_methods) < 0 || tsubu_add_solver(m, &tsubu_water_binding) < 0 ||
+        add_methods(m, tsubu_mesh_methods) < 0 || add_methods(m, tsubu_image_methods) < 0 || add_methods(m, tsubu_water_methods) < 0 || tsubu_add_solver(m, &tsubu_water_binding) < 0 ||
         tsubu_add_solver(m, &tsubu_sand_binding) < 0 || tsubu_add_solver(m, &tsubu_fracture_binding) < 0 ||
         tsubu_add_solver(m, &tsubu_erosion_binding) < 0 || tsubu_add_solver(m, &tsubu_elastoplastic_binding) < 0 ||
         tsubu_vdb_add_types(m) < 0 ||

@@ -79,6 +79,21 @@ def test_resume_refuses_an_older_checkpoint_and_keeps_the_frames(runner, tmp_pat
     assert tsubu.Cache(folder).frames("points") == [1, 2, 3, 4]
 
 
+def test_resume_refuses_a_cache_of_another_tsubu_version(runner, tmp_path):
+    """Even a complete one: it is not returned as if it were this version's bake."""
+    folder = str(tmp_path / "c")
+    for cancel_at in (4, None):
+        try:
+            tsubu.bake(scene(), folder, progress=lambda p: p.frame == cancel_at)
+        except CancelledError:
+            assert cancel_at
+        cache = tsubu.Cache(folder)
+        cache.update(tsubu_version="0.0.9")
+        with pytest.raises(ValidationError, match="Tsubu 0.0.9, this is 0.1.0.*bake from the start"):
+            tsubu.bake(scene(), folder, resume=True)
+        assert cache.frames("points") == list(range(1, (cancel_at or 10) + 1))
+
+
 def test_a_scene_refused_by_the_solver_leaves_the_old_cache(runner, tmp_path, monkeypatch):
     """The solver's own checks run before the old cache is touched: manifest and frames stay."""
     folder = str(tmp_path / "c")

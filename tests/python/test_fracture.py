@@ -123,7 +123,7 @@ def test_bad_scenes_are_refused_before_baking(tmp_path):
     no_uv.objects[0].params["projection"] = "uv"
     unread = wall(3)
     del unread.objects[0].arrays["brittleness"]
-    cases = [(leaky, "Wall", "open"), (no_uv, "Wall", "UV"), (unread, "Wall", "could not be read")]
+    cases = [(leaky, "Wall", "open"), (no_uv, "Wall", "UV"), (unread, "Wall", "has no pixels")]
     for n, (desc, name, words) in enumerate(cases):
         with pytest.raises(ValueError) as e:
             tsubu.bake(desc, str(tmp_path / str(n)))

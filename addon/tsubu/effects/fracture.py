@@ -119,8 +119,8 @@ def _breakable_arrays(o):
     uv = o.arrays.get("uv")
     problems = []
     if image_name and image is None:
-        problems.append(f"its brittleness image '{image_name}' could not be read (a missing file?); reload or "
-                        "replace it")
+        problems.append(f"its brittleness image '{image_name}' has no pixels (a missing file?): in Blender reload "
+                        "or replace the image; from Python give a PNG file's path or arrays['brittleness']")
     if image is not None:
         image = np.asarray(image, np.float32)
         if image.ndim != 2 or image.size == 0:
