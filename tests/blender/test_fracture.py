@@ -70,4 +70,39 @@ def test_demo_wall_breaks_above_and_holds_below():
         addon_utils.disable("tsubu", default_set=True)
 
 
+def test_png_maps_read_as_blender_reads_them():
+    """A brittleness map given as a PNG path reads as the same image loaded in Blender does (the add-on's
+    grey of its pixels), bottom row first, for PNGs written by libpng (Blender's own save) and by the tests'
+    writer (every colour type, 1-16 bits, palettes, Adam7)."""
+    from png_writer import encode
+    from tsubu._native import _core
+    from tsubu.blender.export import image_grey
+    rng = np.random.default_rng(3)
+    made = bpy.data.images.new("made", 37, 23)
+    pixels = rng.random((23, 37, 4)).astype(np.float32)
+    pixels[..., 3] = 1.0
+    pixels[-1] = 1.0  # the top row white
+    made.pixels.foreach_set(pixels.reshape(-1))
+    made.filepath_raw = os.path.join(TMP, "blender_saved.png")
+    made.file_format = "PNG"
+    made.save()
+    files = [made.filepath_raw]
+    for colour, depth, interlace in ((0, 1, False), (0, 16, True), (2, 8, True), (3, 4, False), (4, 8, True),
+                                     (6, 16, False), (6, 8, True)):
+        channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
+        palette = rng.integers(0, 256, (2 ** depth, 3)) if colour == 3 else None
+        path = os.path.join(TMP, f"c{colour}_d{depth}_i{int(interlace)}.png")
+        with open(path, "wb") as f:
+            f.write(encode(rng.integers(0, 2 ** depth, (19, 26, channels)), colour, depth, interlace, palette))
+        files.append(path)
+    for path in files:
+        image = bpy.data.images.load(path)
+        image.colorspace_settings.name = "Non-Color"  # the stored values, as an 8-bit image's pixels are
+        expected, got = image_grey(image), _core.read_png(path)
+        assert got.shape == expected.shape, (path, got.shape, expected.shape)
+        assert np.abs(got - expected).max() < 2e-5, (path, np.abs(got - expected).max())
+    saved = _core.read_png(files[0])
+    assert (saved[-1] > 0.999).all() and np.abs(saved[:-1] - image_grey(made)[:-1]).max() < 1.0 / 255 + 1e-6
+
+
 harness.run(globals(), "fracture")
