@@ -132,6 +132,7 @@ class SceneDescription:
         doc = {"tsubu_scene": FORMAT_VERSION, "effect": self.effect, "parameters": self.parameters,
                "frame_start": self.frame_start, "frame_end": self.frame_end, "fps": self.fps, "seed": self.seed,
                "arrays_file": os.path.basename(base) + ".npz", "objects": objects}
+        os.makedirs(os.path.dirname(os.path.abspath(base)), exist_ok=True)
         tmp = base + ".npz.writing"
         with open(tmp, "wb") as f:
             np.savez_compressed(f, **arrays)

@@ -371,6 +371,35 @@ def test_bake_operator_runs_and_keys_transforms():
         assert not freshness.is_out_of_date(scene, domain)  # no cache: nothing to be out of date
 
 
+def test_a_rebake_starts_bodies_where_they_started():
+    """A bake keys its bodies; the next bake (and Export Scene) starts them from where they were before the
+    first, not from those keys; a shorter re-bake leaves no old keys after its end; Free takes the keys off
+    and puts the body back."""
+    with fake_water_runner():
+        from tsubu.blender import export
+        domain, water, crate = bake_scene("rebake")
+        start = np.array(crate.matrix_world)
+        assert bpy.ops.tsubu.bake() == {"FINISHED"}, domain.tsubu.status
+        bpy.context.scene.frame_set(4)
+        assert crate.matrix_world.translation.z == 4.0  # keyed from the (fake) transforms stream
+        described = {o.name: o for o in export.describe(bpy.context, domain).objects}
+        assert np.array_equal(described["Crate"].matrices, start[None]), described["Crate"].matrices
+        domain.tsubu.frame_end = 3
+        assert bpy.ops.tsubu.bake() == {"FINISHED"}, domain.tsubu.status
+        from tsubu.blender import compat
+        frames = sorted({k.co[0] for fc in compat.action_fcurves(crate) for k in fc.keyframe_points})
+        assert frames == [1.0, 2.0, 3.0], frames
+        described = {o.name: o for o in export.describe(bpy.context, domain).objects}
+        assert np.array_equal(described["Crate"].matrices, start[None])
+        assert bpy.ops.tsubu.free() == {"FINISHED"}
+        assert crate.animation_data is None or crate.animation_data.action is None
+        assert "tsubu_start" not in crate and np.array_equal(np.array(crate.matrix_world), start)
+        # a user's own keys stay, and make the body animated
+        crate.keyframe_insert("location", frame=1)
+        assert bpy.ops.tsubu.bake() == {"FINISHED"}
+        assert export.is_animated(crate)
+
+
 def test_time_left_follows_the_pace():
     enable()
     try:

@@ -65,6 +65,16 @@ def test_demo_wall_breaks_above_and_holds_below():
             np.abs(velocity.reshape(-1, 3) - expected).max()
         ball = made["Ball.0"]
         assert ball.animation_data and ball.animation_data.action
+        # Export Scene, baked outside Blender, gives the Bake button's bytes (the image's pixels go along)
+        exported = os.path.join(TMP, "exported", "wall_scene.json")
+        assert bpy.ops.tsubu.scene_export(filepath=exported) == {"FINISHED"}
+        import tsubu
+        shell = tsubu.bake(tsubu.SceneDescription.load(exported), os.path.join(TMP, "shell"))
+        assert shell.frames("elements") == list(range(1, 13))
+        for f in (1, 6, 12):
+            name = os.path.join("elements", f"elements_{f:06d}.tspf")
+            with open(os.path.join(TMP, "Wall", name), "rb") as a, open(os.path.join(TMP, "shell", name), "rb") as b:
+                assert a.read() == b.read(), name
         assert abs(ball.matrix_world.translation.y + 0.4) > 0.05, ball.matrix_world.translation  # it was fired
     finally:
         addon_utils.disable("tsubu", default_set=True)

@@ -38,3 +38,20 @@ def set_modifier_input(modifier, name, value):
         getattr(modifier.properties.inputs, socket.identifier).value = value
     else:
         modifier[socket.identifier] = value
+
+
+def action_fcurves(obj):
+    """The F-curves of the object's action (a collection with .remove), or None. Blender 4.4 made
+    actions layered with slots; 5.0 dropped Action.fcurves for the slot's channel bag."""
+    ad = obj.animation_data
+    action = ad.action if ad is not None else None
+    if action is None:
+        return None
+    if not hasattr(action, "layers") or hasattr(action, "fcurves") and not action.layers:
+        return action.fcurves
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(ad.action_slot) if ad.action_slot is not None else None
+            if bag is not None:
+                return bag.fcurves
+    return None

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..scene import SceneDescription, SceneObject
 from ..schema import image_array_key
-from . import properties
+from . import playback, properties
 
 
 def mesh_arrays(obj, depsgraph):
@@ -82,9 +82,11 @@ def image_arrays(o, role, params, depsgraph):
 
 
 def is_animated(obj):
+    """Whether the object moves with the frame by anything but an earlier bake's keys (a body keyed by a
+    bake starts the next bake where it started the last: playback.baked_start)."""
     o = obj
     while o is not None:
-        if o.animation_data and (o.animation_data.action or o.animation_data.drivers):
+        if o.animation_data and (o.animation_data.drivers or playback.has_own_animation(o)):
             return True
         if o.constraints:
             return True
@@ -147,7 +149,13 @@ def describe_object(s, o, matrices, depsgraph):
         v, t = np.zeros((0, 3), np.float32), np.zeros((0, 3), np.int32)
     else:
         v, t = mesh_arrays(o, depsgraph)
-    m = np.array(matrices[o.name]) if o.name in matrices else np.array(o.matrix_world, np.float64)[None]
+    start = playback.baked_start(o)
+    if o.name in matrices:
+        m = np.array(matrices[o.name])
+    elif start is not None:
+        m = start[None]
+    else:
+        m = np.array(o.matrix_world, np.float64)[None]
     params = {}
     if role.params:
         params = properties.read_group(getattr(o.tsubu, properties.role_attr(s.effect, role.name)), role.params)

@@ -452,8 +452,32 @@ class TSUBU_OT_preset_export(bpy.types.Operator):
         return run_reported(self, lambda: "Exported preset to " + presets.save(path, s.effect, self.name, values))
 
 
+class TSUBU_OT_scene_export(bpy.types.Operator):
+    """Write the active domain's scene - settings, objects, their meshes, motion and images - as a scene
+    description (SCENE.json + SCENE.npz) that `python3 -m tsubu bake` and scripts bake without Blender"""
+    bl_idname = "tsubu.scene_export"
+    bl_label = "Export Scene"
+    filepath: StringProperty(subtype="FILE_PATH")
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        return active_domain(context) is not None
+
+    def invoke(self, context, event):
+        self.filepath = bpy.path.clean_name(active_domain(context).name) + "_scene.json"
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def execute(self, context):
+        path = bpy.path.abspath(bpy.path.ensure_ext(self.filepath, ".json"))
+        description = export.describe(context, active_domain(context))
+        return run_reported(self, lambda: "Exported scene to " + description.validate().save(path))
+
+
 CLASSES = (TSUBU_OT_role_set, TSUBU_OT_role_clear, TSUBU_OT_bake, TSUBU_OT_estimate, TSUBU_OT_rebuild_surface,
-           TSUBU_OT_free, TSUBU_OT_preset_apply, TSUBU_OT_preset_save, TSUBU_OT_preset_import, TSUBU_OT_preset_export)
+           TSUBU_OT_free, TSUBU_OT_preset_apply, TSUBU_OT_preset_save, TSUBU_OT_preset_import, TSUBU_OT_preset_export,
+           TSUBU_OT_scene_export)
 
 
 def cancel_all():

@@ -150,6 +150,7 @@ class TSUBU_PT_cache(bpy.types.Panel):
         row = layout.row(align=True)
         row.enabled = not baking
         row.operator(operators.TSUBU_OT_estimate.bl_idname, icon="INFO")
+        row.operator(operators.TSUBU_OT_scene_export.bl_idname, icon="EXPORT")
         if obj.tsubu.estimate:
             draw_message(layout, f"Estimate: {obj.tsubu.estimate}", context, "BLANK1")
         if operators.TSUBU_OT_rebuild_surface.poll(context) or (baking and isinstance(

@@ -358,8 +358,48 @@ def ensure_volume_objects(scene, domain, cache, stream, desc):
     return mesh_obj
 
 
+BAKED_START = "tsubu_start"  # a keyed body's world matrix before the bake keyed it (16 numbers, row by row)
+BAKED_KEYS = "Tsubu"  # the action group of the keys a bake makes
+
+
+def baked_start(obj):
+    """The world matrix a body keyed by a bake had before it (what the next bake starts from), or None."""
+    if BAKED_START not in obj:
+        return None
+    return np.array(obj[BAKED_START], np.float64).reshape(4, 4)
+
+
+def has_own_animation(obj):
+    """Whether anything but a bake's keys moves the object (the user's keys, drivers)."""
+    fcurves = compat.action_fcurves(obj)
+    if fcurves is None:
+        return obj.animation_data is not None and obj.animation_data.action is not None
+    return any(fc.group is None or fc.group.name != BAKED_KEYS for fc in fcurves)
+
+
+def remove_baked_keys(obj):
+    """Take a bake's keys off a body and put it back where it started."""
+    start = baked_start(obj)
+    if start is None:
+        return
+    fcurves = compat.action_fcurves(obj)
+    for fc in [fc for fc in fcurves or () if fc.group is not None and fc.group.name == BAKED_KEYS]:
+        fcurves.remove(fc)
+    if fcurves is not None and len(fcurves) == 0:
+        obj.animation_data.action = None
+    from mathutils import Matrix
+    obj.matrix_world = Matrix(start.tolist())
+    del obj[BAKED_START]
+
+
 def apply_transforms(cache, stream):
-    """Keyframe every baked frame onto the objects of a transforms stream."""
+    """Keyframe every baked frame onto the objects of a transforms stream; the keys of an earlier bake
+    go first, and the body's own start is kept (baked_start) for the next bake and for Free."""
+    for name in cache.manifest()["streams"][stream].get("objects", ()):
+        obj = bpy.data.objects.get(name)
+        if obj is not None:
+            remove_baked_keys(obj)
+            obj[BAKED_START] = [v for row in obj.matrix_world for v in row]
     for frame in cache.frames(stream):
         for name, matrix in cache.read_transforms(stream, frame).items():
             obj = bpy.data.objects.get(name)
@@ -369,8 +409,8 @@ def apply_transforms(cache, stream):
             scale = obj.matrix_world.to_scale()
             from mathutils import Matrix
             obj.matrix_world = Matrix(matrix.tolist()) @ Matrix.Diagonal((*scale, 1.0))
-            obj.keyframe_insert("location", frame=frame, group="Tsubu")
-            obj.keyframe_insert("rotation_quaternion", frame=frame, group="Tsubu")
+            obj.keyframe_insert("location", frame=frame, group=BAKED_KEYS)
+            obj.keyframe_insert("rotation_quaternion", frame=frame, group=BAKED_KEYS)
 
 
 def inner_material():
@@ -698,8 +738,13 @@ def reload_surface(scene, domain):
 
 
 def remove_results(domain):
+    effect = properties.role_of(domain)[0].effect
     for scene in domain.users_scene:
         restore_stand_ins(scene, domain)
+        for obj in scene.objects:
+            s, _ = properties.role_of(obj)
+            if s is not None and s.effect == effect:
+                remove_baked_keys(obj)
     for obj in list(bpy.data.objects):
         if obj.name.startswith(domain.name + ".") and obj.users_collection and \
                 any(c.name == COLLECTION for c in obj.users_collection):
