@@ -77,3 +77,32 @@ def height_grid(xs, ys, height):
     q = (np.arange(n - 1)[:, None] * m + np.arange(m - 1)[None, :]).reshape(-1)
     t = np.concatenate([np.stack([q, q + m, q + m + 1], 1), np.stack([q, q + m + 1, q + 1], 1)]).astype(np.int32)
     return v, t
+
+
+def arch(inner=0.35, outer=0.5, depth=0.15, segments=24):
+    """A semicircular arch standing on z = 0 in the x-z plane, `depth` thick along y: a closed mesh wound
+    outward (vertices float32, triangles int32)."""
+    angles = np.pi * np.arange(segments + 1) / segments
+    ring = []
+    for radius in (outer, inner):
+        ring.append(np.stack([radius * np.cos(angles), radius * np.sin(angles)], axis=1))
+    v = []
+    for y in (-depth / 2, depth / 2):          # layer 0: front (y-), layer 1: back (y+)
+        for r in ring:                         # outer then inner, each segments + 1 points
+            v += [(x, y, z) for x, z in r]
+    m = segments + 1
+
+    def idx(layer, side, k):
+        return (2 * layer + side) * m + k
+
+    t = []
+    for k in range(segments):
+        for a, b, c, d in ((idx(0, 0, k), idx(0, 0, k + 1), idx(1, 0, k + 1), idx(1, 0, k)),   # outer surface
+                           (idx(0, 1, k), idx(1, 1, k), idx(1, 1, k + 1), idx(0, 1, k + 1)),   # inner surface
+                           (idx(0, 0, k), idx(0, 1, k), idx(0, 1, k + 1), idx(0, 0, k + 1)),   # front
+                           (idx(1, 0, k), idx(1, 0, k + 1), idx(1, 1, k + 1), idx(1, 1, k))):  # back
+            t += [(a, b, c), (a, c, d)]
+    for k, flip in ((0, False), (segments, True)):   # the two feet
+        a, b, c, d = idx(0, 0, k), idx(1, 0, k), idx(1, 1, k), idx(0, 1, k)
+        t += [(a, c, b), (a, d, c)] if flip else [(a, b, c), (a, c, d)]
+    return np.array(v, np.float32), np.array(t, np.int32)[:, ::-1].copy()

@@ -101,6 +101,9 @@ struct ts_fracture {
     ts_fracture_stats timing;
     ts_step_context now;           /* where the frame loop is */
     long steps;
+    int settling;                  /* 1 while settle_under_own_weight runs: nothing breaks */
+    long settle_steps;
+    double settle_sag;             /* the largest distance an element moved while settling, metres */
 };
 
 static double seconds_now(void)
@@ -126,7 +129,7 @@ static const ts_param_def PARAMS[] = {
     TS_REAL(P, bond_stiffness, 0.001, 1000.0, 1.0),
     TS_REAL(P, hard_threshold, 0.0, 1.0, 0.5),
     TS_REAL(P, max_spring_length, 1.0, 10.0, 1.6),
-    TS_REAL(P, contact_time, 1e-6, 10.0, 0.002),
+    TS_REAL(P, contact_time, 0.0, 10.0, 0.0),
     TS_REAL(P, restitution, 0.01, 1.0, 0.3),
     TS_REAL(P, friction, 0.0, 10.0, 0.5),
     TS_REAL(P, debris_energy, 0.0, 1e9, 0.005),
@@ -334,35 +337,72 @@ static ts_vec3 across(ts_vec3 d)
     return ts_v3_scale(u, 1.0 / ts_v3_length(u));
 }
 
+typedef struct edge_length {
+    double length;
+    size_t edge;
+} edge_length;
+
+static int compare_edge_length(const void *a, const void *b)
+{
+    const edge_length *x = a, *y = b;
+    return x->length < y->length ? -1 : x->length > y->length ? 1 : (x->edge > y->edge) - (x->edge < y->edge);
+}
+
+static void add_spring(ts_fracture *f, spring *s, ts_edge e, uint32_t *degree)
+{
+    ts_vec3 d = ts_v3_sub(element_pos(f, e.b), element_pos(f, e.a));
+    memset(s, 0, sizeof *s);
+    s->a = e.a, s->b = e.b;
+    s->rest = d, s->length0 = ts_v3_length(d), s->perp = across(d);
+    degree[e.a]++, degree[e.b]++;
+}
+
 /* Pore springs on the Delaunay edges that lie inside the object and are not
  * much longer than the typical spacing (a hull edge across a concavity or
- * along the surface would bridge what is not there). */
+ * along the surface would bridge what is not there). An element needs three
+ * springs to be held in place - with one it hangs from it like a pendulum
+ * (a corner element of a wall swung 2 cm down under its own weight), with
+ * two it turns about them - so an element left with fewer gets its shortest
+ * longer edges inside the object until it has three. */
+#define MIN_SPRINGS 3
 static ts_status make_springs(ts_fracture *f, const ts_edge *edges, size_t m, const ts_collider *shape, ts_error *err)
 {
-    double *len = malloc((m + 1) * sizeof *len);
+    double *len = malloc((m + 1) * sizeof *len), *sorted = malloc((m + 1) * sizeof *sorted);
+    edge_length *longer = malloc((m + 1) * sizeof *longer);
+    uint32_t *degree = calloc(f->el.n + 1, sizeof *degree);
     f->springs = malloc((m + 1) * sizeof *f->springs);
-    if (!len || !f->springs) {
-        free(len);
+    if (!len || !sorted || !longer || !degree || !f->springs) {
+        free(len), free(sorted), free(longer), free(degree);
         return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", m);
     }
     for (size_t e = 0; e < m; e++)
-        len[e] = ts_v3_length(ts_v3_sub(element_pos(f, edges[e].b), element_pos(f, edges[e].a)));
-    qsort(len, m, sizeof *len, compare_double);
-    double limit = f->p.max_spring_length * len[m / 2];
-    free(len);
-    size_t count = 0;
+        sorted[e] = len[e] = ts_v3_length(ts_v3_sub(element_pos(f, edges[e].b), element_pos(f, edges[e].a)));
+    qsort(sorted, m, sizeof *sorted, compare_double);
+    double limit = f->p.max_spring_length * sorted[m / 2];
+    free(sorted);
+    size_t count = 0, n_longer = 0;
     for (size_t e = 0; e < m; e++) {
-        ts_vec3 a = element_pos(f, edges[e].a), b = element_pos(f, edges[e].b), d = ts_v3_sub(b, a);
-        double L = ts_v3_length(d);
+        ts_vec3 a = element_pos(f, edges[e].a), b = element_pos(f, edges[e].b);
         ts_collider_hit hit;
-        ts_vec3 mid = ts_v3_scale(ts_v3_add(a, b), 0.5);
-        if (L > limit || !ts_collider_query(shape, 0.0, mid, &hit) || hit.distance > 0)
+        if (!ts_collider_query(shape, 0.0, ts_v3_scale(ts_v3_add(a, b), 0.5), &hit) || hit.distance > 0)
             continue;
-        spring *s = &f->springs[count++];
-        memset(s, 0, sizeof *s);
-        s->a = edges[e].a, s->b = edges[e].b;
-        s->rest = d, s->length0 = L, s->perp = across(d);
+        if (len[e] > limit) {
+            longer[n_longer++].edge = e;
+            continue;
+        }
+        add_spring(f, &f->springs[count++], edges[e], degree);
     }
+    /* the longer edges, shortest first (by index on ties: the order is the same on every machine), to
+     * elements still short of springs */
+    for (size_t k = 0; k < n_longer; k++)
+        longer[k].length = len[longer[k].edge];
+    qsort(longer, n_longer, sizeof *longer, compare_edge_length);
+    for (size_t k = 0; k < n_longer; k++) {
+        const ts_edge e = edges[longer[k].edge];
+        if (degree[e.a] < MIN_SPRINGS || degree[e.b] < MIN_SPRINGS)
+            add_spring(f, &f->springs[count++], e, degree);
+    }
+    free(len), free(longer), free(degree);
     f->n_springs = count;
     if (count == 0)
         return ts_fail(err, TS_ERR_INVALID, "breakable '%s': no springs joined its elements; raise Element Count",
@@ -517,6 +557,24 @@ static const ts_fracture_object *find_breakable(const ts_fracture_object *object
 }
 
 /* Element radius, mass and the contact and spring coefficients that follow from them. */
+/* Contact Time 0 (the default): t_c from the element size and the object's size, so that what gravity does
+ * to the model is the same at every scale and element count. The contact stiffness, and the springs' with
+ * it, is k ~ M / t_c^2; with M ~ rho r^3 the model's Young's modulus is E ~ k / r ~ rho r^2 / t_c^2, and its
+ * strain under its own weight over its size L is rho g L / E ~ g L t_c^2 / r^2. Holding that fixed gives
+ * t_c ~ r / sqrt(g L): 1.5 ms for the paper's wall (1 m, elements of 1.7 cm under 9.81 m/s^2), which sags
+ * 1-2 mm on the ground and stands. A fixed t_c made a finer wall softer (E ~ N^(-2/3) for N elements): at
+ * 8,000 elements the paper's wall leant over under its own weight. */
+#define CONTACT_TIME_REFERENCE 0.0015   /* s, for elements of 1.7 cm in an object of 1 m under 9.81 m/s^2 */
+static double automatic_contact_time(const ts_fracture *f, const ts_fracture_object *o)
+{
+    float b[6];
+    ts_mesh_bounds(o->in.vertices, o->in.vertex_count, b);
+    double size = fmax(b[3] - b[0], fmax(b[4] - b[1], b[5] - b[2]));
+    double g = fmax(sqrt(f->p.gravity[0] * f->p.gravity[0] + f->p.gravity[1] * f->p.gravity[1] +
+                         f->p.gravity[2] * f->p.gravity[2]), 0.1 * 9.81);
+    return CONTACT_TIME_REFERENCE * (f->r / 0.017) * sqrt(9.81 * 1.0 / (g * size));
+}
+
 static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
 {
     ts_mass_properties mp;
@@ -533,6 +591,8 @@ static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_e
      * cube of the piece's volume (M s^2 / 6), about 1.7x the sphere's for the paper's wall */
     double s = cbrt(mp.volume / n);
     f->I = fmax(f->M * s * s / 6.0, 0.4 * f->M * f->r * f->r);
+    if (f->p.contact_time == 0.0)
+        f->law.contact_time = automatic_contact_time(f, o);
     ts_contact_coefficients(&f->law, 0.5 * f->M, &f->k, &f->c);
     ts_contact_coefficients(&f->law, f->M, &f->k_wall, &f->c_wall);
     f->k_p = f->p.bond_stiffness * f->k;
@@ -586,6 +646,8 @@ static ts_status build_breakable(ts_fracture *f, const ts_fracture_object *o, ts
     return st;
 }
 
+static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err);
+
 ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, const ts_fracture_object *objects,
                              size_t count, ts_error *err)
 {
@@ -626,6 +688,8 @@ ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, con
                                                        6 * (f->n_proj ? f->n_proj : 1) * sizeof *f->proj_load);
         st = ts_particles_register(&f->el, &load, 1, err);
     }
+    if (st == TS_OK)
+        st = settle_under_own_weight(f, err);
     if (st != TS_OK) {
         ts_fracture_destroy(f);
         return st;
@@ -655,23 +719,35 @@ void ts_fracture_destroy(ts_fracture *f)
 static ts_vec3 spin(const ts_fracture *f, size_t i) { return ts_v3(f->wx[i], f->wy[i], f->wz[i]); }
 static ts_vec3 velocity(const ts_fracture *f, size_t i) { return ts_v3(f->vx[i], f->vy[i], f->vz[i]); }
 
-/* Appendix A: does the spring break? Length change, bend (each element's
- * idea of the spring's direction against the real one) and twist (the two
- * elements' turn about the spring), each against its limit x p_i (compared
- * as cosines, set once in set_strengths). */
-static int spring_breaks(const ts_fracture *f, const spring *s, ts_vec3 d)
+/* Appendix A's three measures of how far a spring is from its rest: length change, bend (each element's
+ * idea of the spring's direction against the real one; the larger of the two, as a cosine) and twist (the
+ * two elements' turn about the spring, as a cosine). */
+typedef struct spring_strain {
+    double stretch, cos_bend, cos_twist;
+} spring_strain;
+
+static spring_strain strain_of(const ts_fracture *f, const spring *s, ts_vec3 d)
 {
+    spring_strain e;
     double L = ts_v3_length(d);
-    if (fabs(L - s->length0) > s->stretch_max)
-        return 1;
+    e.stretch = fabs(L - s->length0);
     ts_vec3 dir = ts_v3_scale(d, 1.0 / L), rest_dir = ts_v3_scale(s->rest, 1.0 / s->length0);
-    if (ts_v3_dot(rotate(f, s->a, rest_dir), dir) < s->cos_bend ||
-        ts_v3_dot(rotate(f, s->b, rest_dir), dir) < s->cos_bend)
-        return 1;
+    e.cos_bend = fmin(ts_v3_dot(rotate(f, s->a, rest_dir), dir), ts_v3_dot(rotate(f, s->b, rest_dir), dir));
     ts_vec3 ua = rotate(f, s->a, s->perp), ub = rotate(f, s->b, s->perp);
     ua = ts_v3_sub(ua, ts_v3_scale(dir, ts_v3_dot(ua, dir)));
     ub = ts_v3_sub(ub, ts_v3_scale(dir, ts_v3_dot(ub, dir)));
-    return ts_v3_dot(ua, ub) < s->cos_twist * sqrt(ts_v3_dot(ua, ua) * ts_v3_dot(ub, ub));
+    e.cos_twist = ts_v3_dot(ua, ub) / sqrt(ts_v3_dot(ua, ua) * ts_v3_dot(ub, ub));
+    return e;
+}
+
+/* Does the spring break? Each measure against its limit x p_i (set in set_strengths, raised by what the
+ * object's own weight takes in settle_under_own_weight). */
+static int spring_breaks(const ts_fracture *f, const spring *s, ts_vec3 d)
+{
+    if (f->settling)
+        return 0;
+    spring_strain e = strain_of(f, s, d);
+    return e.stretch > s->stretch_max || e.cos_bend < s->cos_bend || e.cos_twist < s->cos_twist;
 }
 
 /* Eq. 7, F = -k_p dx, with dx measured between the points of the two
@@ -854,6 +930,102 @@ static void integrate_elements(ts_fracture *f, double dt)
     }
 }
 
+/* ------------------------------------------------------ own weight, first */
+
+/* The breakable under its own weight before the first frame. The pore springs are far softer than the
+ * material they stand for (their stiffness is chosen for the time step: concrete would need steps 10^4
+ * times shorter), so gravity strains the model about that much more than the real object; against the
+ * weakest springs' limits (p_H x 2 % of a length) that alone broke springs of an untouched wall, and so did
+ * the ringing of gravity switched on at once. So the object first comes to rest on its supports
+ * (dynamic relaxation with kinetic damping: all velocities zeroed whenever the kinetic energy passes a
+ * peak; nothing breaks), the bake starts from that rest, and each spring's limits are raised by the
+ * strain its share of the weight gives it: impacts must add the paper's limits to it. A free piece
+ * relaxes back to its rest lengths, which is within the raised limits too. An object nothing holds up
+ * (it falls more than an element radius while settling) starts as it was placed, limits unchanged. */
+#define SETTLE_MAX_STEPS 20000
+#define SETTLE_TOLERANCE 1e-6    /* of the first kinetic energy peak: the rest is reached to 1e-3 in amplitude */
+static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err)
+{
+    const size_t n = f->el.n;
+    double *start = malloc((3 * n + 1) * sizeof *start);
+    ts_quat *q0 = malloc((n + 1) * sizeof *q0);
+    if (!start || !q0) {
+        free(start), free(q0);
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        start[3 * i] = f->x[i], start[3 * i + 1] = f->y[i], start[3 * i + 2] = f->z[i], q0[i] = f->q[i];
+    const double dt = fmin(f->law.contact_time / f->p.steps_per_contact, f->dt_bonds);
+    f->settling = 1;
+    f->now = (ts_step_context){0};
+    double first_peak = 0, last = 0, peak = 0, moved = 0;
+    ts_status st = TS_OK;
+    long step;
+    for (step = 0; step < SETTLE_MAX_STEPS && st == TS_OK; step++) {
+        if ((st = update_near_lists(f, err)) != TS_OK)
+            break;
+        spring_pass(f);
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            element_forces(f, i, 0.0);
+        integrate_elements(f, dt);
+        double kinetic = 0;   /* in element order: the same on any thread count */
+        for (size_t i = 0; i < n; i++)
+            kinetic += f->M * (f->vx[i] * f->vx[i] + f->vy[i] * f->vy[i] + f->vz[i] * f->vz[i]) +
+                       f->I * (f->wx[i] * f->wx[i] + f->wy[i] * f->wy[i] + f->wz[i] * f->wz[i]);
+        if (kinetic < last) {            /* past a peak: stop everything where it is */
+            first_peak = first_peak > 0 ? first_peak : peak;
+            memset(f->vx, 0, n * sizeof *f->vx), memset(f->vy, 0, n * sizeof *f->vy);
+            memset(f->vz, 0, n * sizeof *f->vz), memset(f->wx, 0, n * sizeof *f->wx);
+            memset(f->wy, 0, n * sizeof *f->wy), memset(f->wz, 0, n * sizeof *f->wz);
+            if (peak <= SETTLE_TOLERANCE * first_peak)
+                break;
+            kinetic = 0;
+        }
+        peak = kinetic;
+        last = kinetic;
+        if ((step & 63) == 63) {   /* falling or sliding away: nothing holds it */
+            double shift[3] = {0, 0, 0};
+            for (size_t i = 0; i < n; i++)
+                shift[0] += f->x[i] - start[3 * i], shift[1] += f->y[i] - start[3 * i + 1],
+                shift[2] += f->z[i] - start[3 * i + 2];
+            if (sqrt(shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2]) > f->r * (double)n)
+                break;
+        }
+    }
+    f->settling = 0;
+    double shift[3] = {0, 0, 0};   /* of the centre of mass; a loose surface element may fall alone */
+    for (size_t i = 0; i < n; i++) {
+        double d[3] = {f->x[i] - start[3 * i], f->y[i] - start[3 * i + 1], f->z[i] - start[3 * i + 2]};
+        shift[0] += d[0] / (double)n, shift[1] += d[1] / (double)n, shift[2] += d[2] / (double)n;
+        moved = fmax(moved, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+    }
+    if (st == TS_OK && sqrt(shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2]) > f->r) {
+        /* not held up: as placed */
+        for (size_t i = 0; i < n; i++) {
+            f->x[i] = start[3 * i], f->y[i] = start[3 * i + 1], f->z[i] = start[3 * i + 2];
+            set_rotation(f, i, q0[i]);
+        }
+        moved = 0;
+    } else if (st == TS_OK) {
+        #pragma omp parallel for schedule(static)
+        for (size_t k = 0; k < f->n_springs; k++) {
+            spring *sp = &f->springs[k];
+            spring_strain e = strain_of(f, sp, ts_v3_sub(element_pos(f, sp->b), element_pos(f, sp->a)));
+            sp->stretch_max += e.stretch;
+            sp->cos_bend = cos(fmin(acos(sp->cos_bend) + acos(fmax(fmin(e.cos_bend, 1.0), -1.0)), M_PI));
+            sp->cos_twist = cos(fmin(acos(sp->cos_twist) + acos(fmax(fmin(e.cos_twist, 1.0), -1.0)), M_PI));
+        }
+    }
+    memset(f->vx, 0, n * sizeof *f->vx), memset(f->vy, 0, n * sizeof *f->vy), memset(f->vz, 0, n * sizeof *f->vz);
+    memset(f->wx, 0, n * sizeof *f->wx), memset(f->wy, 0, n * sizeof *f->wy), memset(f->wz, 0, n * sizeof *f->wz);
+    f->near_stale = 1;
+    f->settle_steps = step;
+    f->settle_sag = moved;
+    free(start), free(q0);
+    return st;
+}
+
 /* Projectiles: the elements' reactions summed in element order, gravity, the colliders. */
 static void move_projectiles(ts_fracture *f, double dt, double s_end)
 {
@@ -988,7 +1160,7 @@ static ts_status fracture_stable_dt(void *state, double *dt, ts_error *err)
 {
     (void)err;
     ts_fracture *f = state;
-    *dt = fmin(f->p.contact_time / f->p.steps_per_contact, f->dt_bonds);
+    *dt = fmin(f->law.contact_time / f->p.steps_per_contact, f->dt_bonds);
     return TS_OK;
 }
 
@@ -1211,6 +1383,7 @@ void ts_fracture_get_stats(const ts_fracture *f, ts_fracture_stats *st)
     *st = f->timing;
     st->elements = f->el.n, st->springs = f->n_springs, st->broken = f->broken, st->debris = f->debris.n;
     st->levels = f->levels, st->element_radius = f->r, st->mass = f->M * f->el.n, st->steps = f->steps;
+    st->settle_steps = f->settle_steps, st->settle_sag = f->settle_sag;
     st->fragment_triangles = f->frags.triangle_count;
     ts_fracture *mut = (ts_fracture *)f;   /* labels are scratch */
     label_pieces(mut);
@@ -1251,7 +1424,8 @@ static size_t fracture_stats(const void *state, ts_stat *out)
         {"mass", s.mass, 0}, {"max_speed", s.max_speed, 0}, {"seconds_placement", s.seconds_placement, 0},
         {"seconds_delaunay", s.seconds_delaunay, 0}, {"seconds_levels", s.seconds_levels, 0},
         {"seconds_fragments", s.seconds_fragments, 0}, {"fragment_triangles", (double)s.fragment_triangles, 1},
-        {"steps", (double)s.steps, 1},
+        {"steps", (double)s.steps, 1}, {"settle_steps", (double)s.settle_steps, 1},
+        {"settle_sag", s.settle_sag, 0},
     };
     return ts_stats_copy(out, all, sizeof all / sizeof *all);
 }

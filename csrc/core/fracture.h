@@ -93,6 +93,8 @@ typedef struct ts_fracture_stats {
     double seconds_placement, seconds_delaunay, seconds_levels, seconds_fragments;
     size_t fragment_triangles;
     long steps;
+    long settle_steps;           /* relaxation steps under its own weight before the first frame */
+    double settle_sag;           /* the largest distance an element moved then, metres */
 } ts_fracture_stats;
 void ts_fracture_get_stats(const ts_fracture *f, ts_fracture_stats *st);
 

@@ -16,3 +16,8 @@ def checkpoint_every_frame(monkeypatch):
     frame (real bakes save it about every 30 s)."""
     import tsubu.baking
     monkeypatch.setattr(tsubu.baking, "CHECKPOINT_SECONDS", 0.0)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "physics_long: a long physical run (seconds of simulated time); the second "
+                                       "interpreter's run (Python 3.13, which checks the ABI and NumPy 2) skips it")
