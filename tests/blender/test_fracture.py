@@ -46,7 +46,8 @@ def test_demo_wall_breaks_above_and_holds_below():
         assert wall.hide_render and not pieces.hide_render
         scene.frame_set(1)
         rest = corners(pieces)
-        assert rest[:, 2].min() > -1e-4 and rest[:, 2].max() < 1.0 + 1e-4
+        # frame 1 is the wall settled on the ground under its own weight: pressed into it by a millimetre or so
+        assert rest[:, 2].min() > -2e-3 and rest[:, 2].max() < 1.0 + 1e-4, (rest[:, 2].min(), rest[:, 2].max())
         scene.frame_set(12)
         moved = np.linalg.norm(corners(pieces) - rest, axis=1)
         upper, lower = rest[:, 2] > 0.6, rest[:, 2] < 0.35
