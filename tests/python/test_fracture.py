@@ -15,7 +15,9 @@ from tsubu import demos
 from tsubu.effects import fracture
 from tsubu.shapes import arch, box, mesh_volume
 
-SMALL = {"element_count": 700, "element_radius": 0.0}
+# the figures' comparisons were calibrated at t_c = 2 ms (the default before it followed the element size and
+# the object's slenderness, which gives this wall 1.35 ms: stiffer, so the same balls break less)
+SMALL = {"element_count": 700, "element_radius": 0.0, "contact_time": 0.002}
 WHITE = np.ones((4, 4), np.float32)
 T_SHOTS = ((-0.3, 0.12, 3), (0.3, 0.12, 6), (-0.36, 0.4, 9), (0.36, 0.4, 12), (0.0, 0.94, 15), (-0.42, 0.94, 18),
            (0.42, 0.94, 21))
