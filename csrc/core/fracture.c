@@ -951,6 +951,22 @@ static void integrate_elements(ts_fracture *f, double dt)
 #define SETTLE_INERTIA 8.0
 #define SETTLE_BLOCK 1000
 #define SETTLE_TOLERANCE 1e-3    /* of an element's weight: the largest force left on an element at rest */
+static void stop_elements(ts_fracture *f)
+{
+    const size_t n = f->el.n;
+    memset(f->vx, 0, n * sizeof *f->vx), memset(f->vy, 0, n * sizeof *f->vy), memset(f->vz, 0, n * sizeof *f->vz);
+    memset(f->wx, 0, n * sizeof *f->wx), memset(f->wy, 0, n * sizeof *f->wy), memset(f->wz, 0, n * sizeof *f->wz);
+}
+
+/* How far the centre of the elements has moved from start (3 per element). */
+static double centre_shift(const ts_fracture *f, const double *start)
+{
+    double shift[3] = {0, 0, 0};
+    for (size_t i = 0; i < f->el.n; i++)
+        shift[0] += f->x[i] - start[3 * i], shift[1] += f->y[i] - start[3 * i + 1], shift[2] += f->z[i] - start[3 * i + 2];
+    return sqrt(shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2]) / (double)f->el.n;
+}
+
 static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err)
 {
     const size_t n = f->el.n;
@@ -1006,31 +1022,19 @@ static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err)
             previous_best = block_best, block_best = INFINITY;
         }
         if (kinetic < last) {            /* past a peak: stop everything where it is */
-            memset(f->vx, 0, n * sizeof *f->vx), memset(f->vy, 0, n * sizeof *f->vy);
-            memset(f->vz, 0, n * sizeof *f->vz), memset(f->wx, 0, n * sizeof *f->wx);
-            memset(f->wy, 0, n * sizeof *f->wy), memset(f->wz, 0, n * sizeof *f->wz);
+            stop_elements(f);
             kinetic = 0;
         }
         last = kinetic;
-        if ((step & 63) == 63) {   /* falling or sliding away: nothing holds it */
-            double shift[3] = {0, 0, 0};
-            for (size_t i = 0; i < n; i++)
-                shift[0] += f->x[i] - start[3 * i], shift[1] += f->y[i] - start[3 * i + 1],
-                shift[2] += f->z[i] - start[3 * i + 2];
-            if (sqrt(shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2]) > f->r * (double)n)
-                break;
-        }
+        if ((step & 63) == 63 && centre_shift(f, start) > f->r)   /* falling or sliding away: nothing holds it */
+            break;
     }
     f->settling = 0;
     f->I = I_real, f->c_p = c_p, f->dt_bonds = dt_bonds;
-    double shift[3] = {0, 0, 0};   /* of the centre of mass; a loose surface element may fall alone */
-    for (size_t i = 0; i < n; i++) {
-        double d[3] = {f->x[i] - start[3 * i], f->y[i] - start[3 * i + 1], f->z[i] - start[3 * i + 2]};
-        shift[0] += d[0] / (double)n, shift[1] += d[1] / (double)n, shift[2] += d[2] / (double)n;
-        moved = fmax(moved, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
-    }
-    if (st == TS_OK && sqrt(shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2]) > f->r) {
-        /* not held up: as placed */
+    for (size_t i = 0; i < n; i++)
+        moved = fmax(moved, sqrt(pow(f->x[i] - start[3 * i], 2) + pow(f->y[i] - start[3 * i + 1], 2) +
+                                 pow(f->z[i] - start[3 * i + 2], 2)));
+    if (st == TS_OK && centre_shift(f, start) > f->r) {   /* not held up (a loose element may fall alone): as placed */
         for (size_t i = 0; i < n; i++) {
             f->x[i] = start[3 * i], f->y[i] = start[3 * i + 1], f->z[i] = start[3 * i + 2];
             set_rotation(f, i, q0[i]);
@@ -1046,8 +1050,7 @@ static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err)
             sp->cos_twist = cos(fmin(acos(sp->cos_twist) + acos(fmax(fmin(e.cos_twist, 1.0), -1.0)), M_PI));
         }
     }
-    memset(f->vx, 0, n * sizeof *f->vx), memset(f->vy, 0, n * sizeof *f->vy), memset(f->vz, 0, n * sizeof *f->vz);
-    memset(f->wx, 0, n * sizeof *f->wx), memset(f->wy, 0, n * sizeof *f->wy), memset(f->wz, 0, n * sizeof *f->wz);
+    stop_elements(f);
     f->near_stale = 1;
     f->settle_steps = step;
     f->settle_sag = moved;
