@@ -357,7 +357,7 @@ ts_status ts_erosion_create(ts_erosion **out, const ts_erosion_params *p, const 
                      "raise max_particles or the particle radius", lake.n, p->max_particles);
     /* rain and inflows beyond the budget stop emitting until water drains away */
     if (st == TS_OK)
-        st = ts_sph_alloc(&e->sph, (size_t)fmin(budget, (double)p->max_particles), 0, err);
+        st = ts_sph_alloc(&e->sph, (size_t)fmin(budget, (double)p->max_particles), err);
     if (st == TS_OK) {
         float *dst[6] = {e->sph.x, e->sph.y, e->sph.z, e->sph.vx, e->sph.vy, e->sph.vz};
         for (int a = 0; a < 6; a++)

@@ -70,7 +70,6 @@ ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err
         m->domain[a + 3] = (float)set->domain_max[a];
     }
     ts_grid_init(&m->grid);
-    ts_grid_init(&m->rgrid);
     const size_t f = sizeof(float);
     const ts_particle_column fluid_columns[] = {
         TS_STATE_COLUMN("x", &m->x, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &m->y, TS_ATTR_F32, 1),
@@ -88,41 +87,26 @@ ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err
         TS_WORK_COLUMN("keep", &m->keep, 1), TS_WORK_COLUMN("tl", &m->tl, f), TS_WORK_COLUMN("tnx", &m->tnx, f),
         TS_WORK_COLUMN("tny", &m->tny, f), TS_WORK_COLUMN("tnz", &m->tnz, f),
     };
-    const ts_particle_column solid_columns[] = {
-        TS_WORK_COLUMN("rx", &m->rx, f), TS_WORK_COLUMN("ry", &m->ry, f), TS_WORK_COLUMN("rz", &m->rz, f),
-        TS_WORK_COLUMN("rvx", &m->rvx, f), TS_WORK_COLUMN("rvy", &m->rvy, f), TS_WORK_COLUMN("rvz", &m->rvz, f),
-        TS_WORK_COLUMN("rfx", &m->rfx, f), TS_WORK_COLUMN("rfy", &m->rfy, f), TS_WORK_COLUMN("rfz", &m->rfz, f),
-    };
     ts_particles_init(&m->fluid, "fluid", 0); /* the solver names itself in its own checks */
-    ts_particles_init(&m->solid, "solid particles", 0);
     ts_status st = ts_particles_register(&m->fluid, fluid_columns, sizeof fluid_columns / sizeof *fluid_columns, err);
-    return st == TS_OK ? ts_particles_register(&m->solid, solid_columns, sizeof solid_columns / sizeof *solid_columns,
-                                               err)
-                       : st;
+    return st;
 }
 
-ts_status ts_sph_alloc(ts_sph_model *m, size_t max_fluid, size_t n_solid, ts_error *err)
+ts_status ts_sph_alloc(ts_sph_model *m, size_t max_fluid, ts_error *err)
 {
     m->fluid.max = max_fluid;
-    m->solid.max = n_solid;
-    ts_status st = ts_particles_reserve(&m->fluid, max_fluid, err);
-    if (st == TS_OK)
-        st = ts_particles_reserve(&m->solid, n_solid, err);
-    m->solid.n = st == TS_OK ? n_solid : 0;
-    return st;
+    return ts_particles_reserve(&m->fluid, max_fluid, err);
 }
 
 void ts_sph_free(ts_sph_model *m)
 {
     ts_particles_free(&m->fluid);
-    ts_particles_free(&m->solid);
     for (int b = 0; b < m->n_blocks; b++)
         free(m->blocks[b].entries);
     free(m->blocks);
     free(m->vlist);
     free(m->boundaries);
     ts_grid_free(&m->grid);
-    ts_grid_free(&m->rgrid);
     memset(m, 0, sizeof *m);
 }
 
@@ -157,17 +141,24 @@ typedef struct wall_sum {
     float g[3];          /* sum_a G_a n_a prod_{b != a} (1 - f_b) */
 } wall_sum;
 
+/* A wall's density share z and gradient sum g (a vector, into the fluid). */
+static void add_wall_share(const ts_sph_model *m, float z, float gx, float gy, float gz, wall_sum *s)
+{
+    float f = z / (float)m->set.rest_density;
+    if (f > 1.0f)
+        f = 1.0f;
+    s->g[0] = s->g[0] * (1.0f - f) + gx * s->inside;
+    s->g[1] = s->g[1] * (1.0f - f) + gy * s->inside;
+    s->g[2] = s->g[2] * (1.0f - f) + gz * s->inside;
+    s->inside *= 1.0f - f;
+}
+
+/* A flat wall at distance phi with normal n: the tables. */
 static void add_wall(const ts_sph_model *m, float phi, float nx, float ny, float nz, wall_sum *s)
 {
     float z, g;
     ts_sph_wall_eval(&m->wall, phi, &z, &g);
-    float f = z / (float)m->set.rest_density;
-    if (f > 1.0f)
-        f = 1.0f;
-    s->g[0] = s->g[0] * (1.0f - f) + g * nx * s->inside;
-    s->g[1] = s->g[1] * (1.0f - f) + g * ny * s->inside;
-    s->g[2] = s->g[2] * (1.0f - f) + g * nz * s->inside;
-    s->inside *= 1.0f - f;
+    add_wall_share(m, z, g * nx, g * ny, g * nz, s);
 }
 
 /* The wall sides of the domain box near a point. */
@@ -185,10 +176,35 @@ static void box_walls(const ts_sph_model *m, unsigned sides, float x, float y, f
     }
 }
 
-/* Wall weight sums of every boundary at a point (bodies have none: their
- * particles are in the density sum); the nearest terrain's distance and
- * normal to terrain[0..3]. */
-static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_sum *s, float terrain[4])
+#define NO_BOUNDARY ((size_t)-1)
+
+/* A rigid body's surface within h of a point: its distance and world normal
+ * (from the body's rest-pose field) and the surface's velocity there; its wall
+ * weight z and gradient sum g (world) if asked. */
+static int body_wall(const ts_sph_model *m, const ts_sph_boundary *bd, float x, float y, float z, ts_collider_hit *hit,
+                     float *wall_z, ts_vec3 *wall_g)
+{
+    const ts_rigid_body *rb = bd->body;
+    ts_vec3 rel = ts_v3_sub(ts_v3(x, y, z), rb->x);
+    if (ts_v3_length(rel) > bd->radius + m->spacing + m->h)   /* radius: of its samples, inside the surface */
+        return 0;
+    const ts_quat inv = ts_quat_conjugate(rb->q);
+    const ts_vec3 local = ts_v3_add(bd->centroid0, ts_quat_rotate(inv, rel));
+    if (!ts_collider_query(bd->shape, 0.0, local, hit) || hit->distance >= m->h)
+        return 0;
+    hit->normal = ts_quat_rotate(rb->q, hit->normal);
+    hit->velocity = ts_rigid_point_velocity(rb, ts_v3_sub(ts_v3(x, y, z), ts_v3_scale(hit->normal, hit->distance)));
+    if (wall_z) {
+        if (!ts_wall_field_eval(bd->field, &m->wall, local, hit->distance, wall_z, wall_g))
+            *wall_z = 0.0f, *wall_g = ts_v3(0, 0, 0);
+        *wall_g = ts_quat_rotate(rb->q, *wall_g);
+    }
+    return 1;
+}
+
+/* Wall weight sums of every boundary at a point, rigid bodies' surfaces
+ * included; the nearest terrain's distance and normal to terrain[0..3]. */
+static void wall_terms(const ts_sph_model *m, float x, float y, float z, size_t skip, wall_sum *s, float terrain[4])
 {
     s->inside = 1.0f;
     s->g[0] = s->g[1] = s->g[2] = 0.0f;
@@ -196,6 +212,8 @@ static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_su
     for (size_t k = 0; k < m->n_boundaries; k++) {
         const ts_sph_boundary *b = &m->boundaries[k];
         ts_collider_hit hit;
+        if (k == skip)
+            continue;
         if (b->kind == TS_SPH_COLLIDER || b->kind == TS_SPH_TERRAIN) {
             if (ts_collider_query(b->shape, m->s, ts_v3(x, y, z), &hit) && hit.distance < m->h) {
                 add_wall(m, hit.distance, (float)hit.normal.x, (float)hit.normal.y, (float)hit.normal.z, s);
@@ -207,10 +225,40 @@ static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_su
             }
         } else if (b->kind == TS_SPH_BOX) {
             box_walls(m, b->sides, x, y, z, s);
+        } else if (b->kind == TS_SPH_BODY) {
+            float wz;
+            ts_vec3 wg;
+            if (body_wall(m, b, x, y, z, &hit, &wz, &wg))
+                add_wall_share(m, wz, (float)wg.x, (float)wg.y, (float)wg.z, s);
         }
     }
 }
 
+int ts_sph_nearest_wall(const ts_sph_model *m, ts_vec3 p, float reach, float *distance, ts_vec3 *normal)
+{
+    int found = 0;
+    *distance = reach;
+    for (size_t k = 0; k < m->n_boundaries; k++) {
+        const ts_sph_boundary *b = &m->boundaries[k];
+        ts_collider_hit hit;
+        if (b->kind == TS_SPH_COLLIDER || b->kind == TS_SPH_TERRAIN) {
+            if (ts_collider_query(b->shape, m->s, p, &hit) && hit.distance < *distance)
+                *distance = hit.distance, *normal = hit.normal, found = 1;
+        } else if (b->kind == TS_SPH_BOX) {
+            const double c[3] = {p.x, p.y, p.z};
+            for (int side = 0; side < 6; side++) {
+                int a = side / 2;
+                float phi = (float)(side % 2 ? m->domain[a + 3] - c[a] : c[a] - m->domain[a]);
+                if ((b->sides >> side & 1u) && phi < *distance) {
+                    double n[3] = {0, 0, 0};
+                    n[a] = side % 2 ? -1.0 : 1.0;
+                    *distance = phi, *normal = ts_v3(n[0], n[1], n[2]), found = 1;
+                }
+            }
+        }
+    }
+    return found;
+}
 
 int ts_sph_site_is_free(const ts_sph_model *m, float x, float y, float z)
 {
@@ -328,29 +376,8 @@ static ts_status build_lists(ts_sph_model *m, ts_error *err)
 
 ts_status ts_sph_build(ts_sph_model *m, ts_error *err)
 {
-    ts_status st = m->lists_stale ? build_lists(m, err) : TS_OK;
-    if (st != TS_OK || m->solid.n == 0)
-        return st;
-    st = ts_grid_build(&m->rgrid, m->rx, m->ry, m->rz, m->solid.n, m->h, NULL, err);
-    float lo[3] = {m->rx[0], m->ry[0], m->rz[0]}, hi[3] = {m->rx[0], m->ry[0], m->rz[0]};
-    for (size_t i = 1; i < m->solid.n; i++) {
-        const float p[3] = {m->rx[i], m->ry[i], m->rz[i]};
-        for (int a = 0; a < 3; a++) {
-            if (p[a] < lo[a]) lo[a] = p[a];
-            if (p[a] > hi[a]) hi[a] = p[a];
-        }
-    }
-    for (int a = 0; a < 3; a++)
-        m->rbox[a] = lo[a] - m->h, m->rbox[a + 3] = hi[a] + m->h;
-    return st;
+    return m->lists_stale ? build_lists(m, err) : TS_OK;
 }
-
-static inline int near_rigid(const ts_sph_model *m, float x, float y, float z)
-{
-    return m->solid.n > 0 && x >= m->rbox[0] && x <= m->rbox[3] && y >= m->rbox[1] && y <= m->rbox[4] &&
-           z >= m->rbox[2] && z <= m->rbox[5];
-}
-
 
 /* --------------------------------------------------------------- density */
 
@@ -385,7 +412,6 @@ static void pack_density_and_velocity(ts_sph_model *m)
 void ts_sph_density(ts_sph_model *m)
 {
     const float h2 = m->h * m->h, m_poly6 = (float)(m->mass * m->k.poly6), rho0 = (float)m->set.rest_density;
-    const ts_grid *rg = &m->rgrid;
     const ts_sph_fluid fluid = fluid_arrays(m);
     const ts_sph_loops *loops = ts_sph_loops_select();
     pack_positions(m);
@@ -396,21 +422,9 @@ void ts_sph_density(ts_sph_model *m)
         float sum = loops->density_sum(&fluid, m->vlist + m->vstart[i], m->vstart[i + 1] - m->vstart[i], xi, yi, zi,
                                        h2, m->nbr + i * NEIGHBOUR_STRIDE, NEIGHBOUR_LIST, &count);
         m->nbr_n[i] = count > NEIGHBOUR_LIST ? NEIGHBOUR_OVERFLOW : (uint8_t)count;
-        if (near_rigid(m, xi, yi, zi)) { /* rigid particles count as liquid of the same mass, eq. 3.33 */
-            ts_neighbor_ranges r;
-            ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
-            for (int q = 0; q < r.n; q++)
-                for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
-                    uint32_t j = rg->sorted[k];
-                    float dx = xi - m->rx[j], dy = yi - m->ry[j], dz = zi - m->rz[j];
-                    float d = h2 - (dx * dx + dy * dy + dz * dz);
-                    if (d > 0.0f)
-                        sum += d * d * d;
-                }
-        }
         wall_sum ws;
         float terrain[4];
-        wall_terms(m, xi, yi, zi, &ws, terrain);
+        wall_terms(m, xi, yi, zi, NO_BOUNDARY, &ws, terrain);
         if (m->has_terrain)
             m->tl[i] = terrain[0], m->tnx[i] = terrain[1], m->tny[i] = terrain[2], m->tnz[i] = terrain[3];
         float rho = m_poly6 * sum + rho0 * (1.0f - ws.inside);          /* eq. 3.5 plus the walls */
@@ -496,49 +510,55 @@ static void terrain_wall_terms(const ts_sph_model *m, size_t i, float pw, float 
         a[q] -= k * (v[q] - vn * n[q]);
 }
 
+/* A body's surface drags the liquid along as the terrain does (its wall friction, relative to the surface's
+ * velocity there). */
+static void body_friction(const ts_sph_model *m, size_t i, const ts_collider_hit *hit, float nu_wall, float a[3])
+{
+    const float n[3] = {(float)hit->normal.x, (float)hit->normal.y, (float)hit->normal.z};
+    const float v[3] = {m->vx[i] - (float)hit->velocity.x, m->vy[i] - (float)hit->velocity.y,
+                        m->vz[i] - (float)hit->velocity.z};
+    const float vn = v[0] * n[0] + v[1] * n[1] + v[2] * n[2];
+    const float k = (float)m->set.wall_friction * nu_wall * ts_sph_wall_table(&m->wall, m->wall.friction, hit->distance);
+    for (int q = 0; q < 3; q++)
+        a[q] -= k * (v[q] - vn * n[q]);
+}
+
+static float wall_friction_nu(const ts_sph_model *m)
+{
+    return (float)(m->set.artificial_viscosity * ts_sph_sound_speed(&m->eos) * m->h / m->set.rest_density);
+}
+
 void ts_sph_forces(ts_sph_model *m)
 {
     const ts_sph_pair_consts c = make_pair_consts(m);
     const ts_sph_fluid fluid = fluid_arrays(m);
     const ts_sph_loops *loops = ts_sph_loops_select();
-    const ts_grid *rg = &m->rgrid;
     const float gx = (float)m->set.gravity[0], gy = (float)m->set.gravity[1], gz = (float)m->set.gravity[2];
     const float normal_threshold = 0.1f / c.h;
     const int muller = m->set.muller;
     const float wall_scale = muller ? 1.0f : 2.0f;
-    const float nu_wall = (float)(m->set.artificial_viscosity * ts_sph_sound_speed(&m->eos) * m->h /
-                                  m->set.rest_density);   /* alpha h c / rho0: the wall friction's nu */
+    const float nu_wall = wall_friction_nu(m);   /* alpha h c / rho0 */
     double a2_max = 0.0;
     /* dynamic: the work per particle varies (neighbour count, bodies, walls); each particle's sums are its own */
     #pragma omp parallel for schedule(dynamic, 256) reduction(max : a2_max)
     for (size_t i = 0; i < m->fluid.n; i++) {
         const float xi = m->x[i], yi = m->y[i], zi = m->z[i];
-        const float rho_i = m->rho[i], p_i = m->pr[i];
+        const float rho_i = m->rho[i];
         ts_sph_pair_sums sums = {{0, 0, 0}, {0, 0, 0}, 0.0f};
         if (m->nbr_n[i] != NEIGHBOUR_OVERFLOW)
             loops->pair_forces(&c, &fluid, i, m->nbr + i * NEIGHBOUR_STRIDE, m->nbr_n[i], &sums);
         else /* a crowd beyond the list: the whole Verlet list */
             verlet_neighbour_forces(m, loops, &c, &fluid, i, &sums);
         float *a = sums.a, *n = sums.n, lap = sums.lap;
-        ts_neighbor_ranges r;
-        if (near_rigid(m, xi, yi, zi)) { /* mirrored pressure, p_b = p_i, rho_b = rho_i; eq. 3.35 */
-            const ts_sph_side mirror = ts_sph_side_of(rho_i, muller && p_i < 0.0f ? 0.0f : p_i);
-            ts_grid_neighbor_ranges(rg, xi, yi, zi, &r);
-            for (int q = 0; q < r.n; q++)
-                for (uint32_t k = r.begin[q]; k < r.end[q]; k++) {
-                    uint32_t j = rg->sorted[k];
-                    float dx = xi - m->rx[j], dy = yi - m->ry[j], dz = zi - m->rz[j];
-                    float r2 = dx * dx + dy * dy + dz * dz;
-                    if (r2 >= c.h2 || r2 <= TS_SPH_SAME_POINT)
-                        continue;
-                    pair_acceleration(&c, dx, dy, dz, r2, m->vx[i] - m->rvx[j], m->vy[i] - m->rvy[j],
-                                      m->vz[i] - m->rvz[j], mirror, mirror, a);
-                }
-        }
         float pw = wall_scale * m->P[i];                                /* walls: mirrored pressure */
         a[0] += pw * m->wgx[i], a[1] += pw * m->wgy[i], a[2] += pw * m->wgz[i];
         if (m->has_terrain && m->tl[i] < c.h)
             terrain_wall_terms(m, i, pw, nu_wall, a);
+        for (size_t k = 0; k < m->n_boundaries; k++) {   /* bodies' pressure is in wg; their friction: */
+            ts_collider_hit hit;
+            if (m->boundaries[k].kind == TS_SPH_BODY && body_wall(m, &m->boundaries[k], xi, yi, zi, &hit, NULL, NULL))
+                body_friction(m, i, &hit, nu_wall, a);
+        }
         float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         if (c.sigma > 0.0f && n_len > normal_threshold) {               /* eq. 3.23 */
             float f = -c.sigma * lap / (n_len * rho_i);
@@ -553,31 +573,38 @@ void ts_sph_forces(ts_sph_model *m)
     m->a_max = sqrt(a2_max);
 }
 
-/* Reaction on each solid particle: minus the mass-weighted acceleration its
- * fluid neighbours got from it, computed by the same pair function. */
-void ts_sph_solid_reactions(ts_sph_model *m)
+/* What fluid particle i does to the body of boundary k: minus what the body's
+ * wall did to it - the pressure share of the combined walls (wall_sum: this
+ * wall's gradient times what the other walls leave) and the friction - at the
+ * particle's nearest surface point. 0 if it is out of reach. */
+int ts_sph_body_push(const ts_sph_model *m, size_t k, size_t i, ts_vec3 *force, ts_vec3 *at)
 {
-    const ts_sph_pair_consts c = make_pair_consts(m);
-    const ts_grid *g = &m->grid;
-    #pragma omp parallel for schedule(static)
-    for (size_t b = 0; b < m->solid.n; b++) {
-        const float xb = m->rx[b], yb = m->ry[b], zb = m->rz[b];
-        float f[3] = {0, 0, 0};
-        ts_neighbor_ranges r;
-        ts_grid_ranges_within(g, xb, yb, zb, c.h + m->skin, &r); /* the grid is as old as the lists */
-        for (int q = 0; q < r.n; q++)
-            for (uint32_t j = r.begin[q]; j < r.end[q]; j++) {
-                float dx = m->x[j] - xb, dy = m->y[j] - yb, dz = m->z[j] - zb;
-                float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 >= c.h2 || r2 <= TS_SPH_SAME_POINT)
-                    continue;
-                ts_sph_side mirror = ts_sph_side_of(m->rho[j], m->set.muller && m->pr[j] < 0.0f ? 0.0f : m->pr[j]);
-                float a[3] = {0, 0, 0};
-                pair_acceleration(&c, dx, dy, dz, r2, m->vx[j] - m->rvx[b], m->vy[j] - m->rvy[b],
-                                  m->vz[j] - m->rvz[b], mirror, mirror, a);
-                f[0] -= c.mass * a[0], f[1] -= c.mass * a[1], f[2] -= c.mass * a[2]; /* action = -reaction */
-            }
-        m->rfx[b] = f[0], m->rfy[b] = f[1], m->rfz[b] = f[2];
+    const ts_sph_boundary *bd = &m->boundaries[k];
+    ts_collider_hit hit;
+    float z;
+    ts_vec3 g;
+    if (!body_wall(m, bd, m->x[i], m->y[i], m->z[i], &hit, &z, &g))
+        return 0;
+    wall_sum others;
+    float terrain[4];
+    wall_terms(m, m->x[i], m->y[i], m->z[i], k, &others, terrain);
+    float push = (m->set.muller ? 1.0f : 2.0f) * m->P[i] * others.inside, a[3];
+    a[0] = push * (float)g.x, a[1] = push * (float)g.y, a[2] = push * (float)g.z;
+    body_friction(m, i, &hit, wall_friction_nu(m), a);
+    *force = ts_v3(-m->mass * a[0], -m->mass * a[1], -m->mass * a[2]);
+    *at = ts_v3_sub(ts_v3(m->x[i], m->y[i], m->z[i]), ts_v3_scale(hit.normal, hit.distance));
+    return 1;
+}
+
+void ts_sph_body_force(const ts_sph_model *m, size_t k, ts_vec3 *force, ts_vec3 *torque)
+{
+    *force = *torque = ts_v3(0, 0, 0);
+    for (size_t i = 0; i < m->fluid.n; i++) {
+        ts_vec3 f, at;
+        if (!ts_sph_body_push(m, k, i, &f, &at))
+            continue;
+        *force = ts_v3_add(*force, f);
+        *torque = ts_v3_add(*torque, ts_v3_cross(ts_v3_sub(at, m->boundaries[k].body->x), f));
     }
 }
 

@@ -5,17 +5,18 @@
  * A solver (water, erosion) is a short recipe over it (SPlisHSPlasH's
  * TimeStep classes over its FluidModel are the same idea):
  *
- *   ts_sph_build(m)          lists when stale, the solid particles' grid
- *   ts_sph_density(m)        eq. 3.5 with the walls' and solids' share
+ *   ts_sph_build(m)          lists when stale
+ *   ts_sph_density(m)        eq. 3.5 with the walls' share (rigid bodies' surfaces too)
  *   ts_sph_forces(m)         pressure, viscosity, surface tension, gravity
- *   ts_sph_solid_reactions   the force on each solid particle (two-way bodies)
+ *   ts_sph_body_force(m, k)  the liquid's force on a rigid body (two-way bodies)
  *   ts_sph_integrate(m, dt)  eqs. 3.42-3.43, then every boundary keeps the fluid out
  *
  * Boundaries are a list, walked in order: animated colliders and the domain
  * box give wall weights (Harada 2007) and keep particles out with friction;
- * a body's shape (in its moving frame) keeps them out of the body, whose own
- * particles (the "solid" set, posed by the solver) carry its pressure; a
- * voxel terrain (terrain.h) is a wall whose distance field changes between
+ * a rigid body's shape (its rest-pose distance field, in its moving frame) is
+ * a wall of the same kind - its wall weight in the density, its pressure
+ * and friction on the liquid, their exact reaction on the body - and keeps
+ * the liquid out; a voxel terrain (terrain.h) is a wall whose distance field changes between
  * steps, with the erosion paper's attraction and wall friction.
  */
 #ifndef TSUBU_SPH_MODEL_H
@@ -30,6 +31,7 @@
 #include "particles.h"
 #include "rigid.h"
 #include "sph.h"
+#include "wall_field.h"
 #include "status.h"
 
 /* What the model takes of a solver's parameters. */
@@ -60,6 +62,7 @@ typedef struct ts_sph_boundary {
     ts_sph_boundary_kind kind;
     const ts_collider *shape;      /* COLLIDER, BODY (at rest) */
     const ts_rigid_body *body;     /* BODY: its pose and velocity */
+    const ts_wall_field *field;    /* BODY: its wall weight, in the shape's frame (wall_field.h) */
     ts_vec3 centroid0;             /* BODY: its centre of mass at rest, in the shape's frame */
     double radius;                 /* BODY: no point farther than this from its centre */
     unsigned sides;                /* BOX: the sides that are walls, bit 2a the low side of axis a, bit 2a+1
@@ -104,13 +107,6 @@ typedef struct ts_sph_model {
     uint8_t *keep;               /* still inside the domain */
     ts_grid grid;
 
-    /* solid particles (a body's surface samples), posed by the solver; their own grid */
-    ts_particles solid;
-    float *rx, *ry, *rz, *rvx, *rvy, *rvz;
-    float *rfx, *rfy, *rfz;      /* the fluid's force on each */
-    ts_grid rgrid;
-    float rbox[6];               /* their bounds grown by h: fluid outside needs no solid search */
-
     ts_sph_boundary *boundaries;
     size_t n_boundaries, boundary_cap;
     int has_terrain;
@@ -122,10 +118,10 @@ typedef struct ts_sph_model {
 } ts_sph_model;
 
 /* Set up: spacing, h, kernels, equation of state, walls; the particle
- * arrays registered (a solver may register more in m->fluid, m->solid). */
+ * arrays registered (a solver may register more in m->fluid). */
 ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err);
-/* Room for at most max_fluid fluid particles, and n_solid solid ones. */
-ts_status ts_sph_alloc(ts_sph_model *m, size_t max_fluid, size_t n_solid, ts_error *err);
+/* Room for at most max_fluid fluid particles. */
+ts_status ts_sph_alloc(ts_sph_model *m, size_t max_fluid, ts_error *err);
 void ts_sph_free(ts_sph_model *m);
 /* Append a boundary; the order is the order walls are summed and applied. */
 ts_status ts_sph_add_boundary(ts_sph_model *m, ts_sph_boundary b, ts_error *err);
@@ -135,7 +131,11 @@ double ts_sph_stable_dt(const ts_sph_model *m);
 ts_status ts_sph_build(ts_sph_model *m, ts_error *err);
 void ts_sph_density(ts_sph_model *m);
 void ts_sph_forces(ts_sph_model *m);
-void ts_sph_solid_reactions(ts_sph_model *m);
+/* What fluid particle i does to the body of boundary k, and where (0: nothing). */
+int ts_sph_body_push(const ts_sph_model *m, size_t k, size_t i, ts_vec3 *force, ts_vec3 *at);
+/* The liquid's force and torque (about the centre of mass) on the body of boundary k, summed in the fluid's
+ * order: the same bits for any thread count. */
+void ts_sph_body_force(const ts_sph_model *m, size_t k, ts_vec3 *force, ts_vec3 *torque);
 void ts_sph_integrate(ts_sph_model *m, double dt);
 /* Whether fluid particle i is inside the domain's bounds. */
 static inline int ts_sph_in_domain(const ts_sph_model *m, size_t i)
@@ -146,6 +146,9 @@ static inline int ts_sph_in_domain(const ts_sph_model *m, size_t i)
 
 /* Remove what left the domain (through sides that are no walls); returns how many. */
 size_t ts_sph_remove_escaped(ts_sph_model *m);
+/* The nearest wall to p (a wall side of the domain box, a collider where it is at m->s, a terrain) within
+ * `reach`: its distance (signed, negative inside it) and unit normal into the fluid's side. 0 if none. */
+int ts_sph_nearest_wall(const ts_sph_model *m, ts_vec3 p, float reach, float *distance, ts_vec3 *normal);
 /* No fluid particle closer than 0.9 spacing to (x, y, z) (the grid is as old as the lists). */
 int ts_sph_site_is_free(const ts_sph_model *m, float x, float y, float z);
 int ts_sph_all_finite(const ts_sph_model *m);

@@ -31,6 +31,7 @@
 
 #include "buffer.h"
 #include "collider.h"
+#include "film.h"
 #include "grid.h"
 #include "kernels.h"
 #include "mesh.h"
@@ -55,12 +56,17 @@ typedef struct body {
     double radius;              /* of its particles around the centroid */
     ts_vec3 centroid0;          /* centre of mass at rest (the collider's frame) */
     ts_collider shape;          /* signed distance at rest: keeps liquid out of the body */
+    ts_wall_field field;        /* its wall weight, in the shape's frame */
+    ts_surface_samples surface; /* for the film between it and a wall (film.h) */
+    size_t boundary;            /* its surface among the fluid's boundaries */
+    ts_vec3 fluid_force, fluid_torque; /* the liquid's, this step (the film's included) */
 } body;
 
 struct ts_water {
     ts_water_params p;
-    ts_sph_model sph;            /* the fluid, its solid particles and its boundaries */
-    float *rlx, *rly, *rlz;      /* the solid particles in their body's frame (registered in sph.solid) */
+    ts_sph_model sph;            /* the fluid and its boundaries (bodies' surfaces among them) */
+    ts_particles samples;        /* points filling each body's outer layer, for its contacts: */
+    float *rlx, *rly, *rlz;      /* in their body's frame */
     uint32_t *rbody;
     body *bodies;
     size_t n_bodies;
@@ -68,6 +74,7 @@ struct ts_water {
     size_t n_colliders;
     ts_sph_inflow *inflows;
     size_t n_inflows;
+    ts_film film;                /* work space of the bodies' films */
     uint32_t next_id;
     size_t removed;
     ts_step_context now;         /* where the frame loop is */
@@ -192,15 +199,19 @@ static ts_status add_body(ts_water *w, const ts_water_object *o, ts_point_list *
         st = ts_rigid_init(&b->rb, &mp, o->density, o->name, err);
     if (st == TS_OK)
         st = ts_collider_from_mesh(&b->shape, o->name, o->vertices, o->vertex_count, o->triangles, o->triangle_count,
-                                   0.25 * w->sph.spacing, 2.0 + w->sph.r_contact / (0.25 * w->sph.spacing), err);
+                                   0.25 * w->sph.spacing, 2.0 + (w->sph.h + w->sph.spacing) / (0.25 * w->sph.spacing), err);   /* distances out to h: its wall weight */
     b->centroid0 = mp.centroid;
+    const ts_mesh_ref mesh = mesh_of(o);
+    if (st == TS_OK)
+        st = ts_wall_field_build(&b->field, &b->shape, &w->sph.k, &w->sph.wall, w->sph.spacing, w->sph.mass, err);
+    if (st == TS_OK)
+        st = ts_surface_samples_from_mesh(&b->surface, &mesh, mp.centroid, 0.5 * w->sph.spacing, err);
     if (st != TS_OK)
         return st;
     ts_rigid_set_velocity(&b->rb, ts_v3(o->velocity[0], o->velocity[1], o->velocity[2]),
                           ts_v3(o->angular_velocity[0], o->angular_velocity[1], o->angular_velocity[2]));
     size_t before = pts->n;
     pts->max_depth = w->sph.h;
-    const ts_mesh_ref mesh = mesh_of(o);
     if ((st = ts_lattice_fill(&mesh, w->sph.spacing, 0.5 * w->sph.spacing, ts_point_list_add, pts, err)) != TS_OK)
         return st;
     if (pts->n == before && !ts_point_list_add(pts, (float)mp.centroid.x, (float)mp.centroid.y, (float)mp.centroid.z,
@@ -325,7 +336,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     };
     st = ts_sph_init(&w->sph, &set, err);
     if (st == TS_OK)
-        st = ts_particles_register(&w->sph.solid, body_frame, 4, err);
+        ts_particles_init(&w->samples, "body samples", 0), st = ts_particles_register(&w->samples, body_frame, 4, err);
     w->now = (ts_step_context){p->frame_start, 1.0 / p->fps, 0.0, 0.0, 0.0};
     w->colliders = calloc(counts[TS_WATER_OBSTACLE] + 1, sizeof *w->colliders);
     w->bodies = calloc(counts[TS_WATER_RIGID] + 1, sizeof *w->bodies);
@@ -348,8 +359,9 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     for (size_t c = 0; c < w->n_colliders && st == TS_OK; c++)
         st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_COLLIDER, .shape = &w->colliders[c].c}, err);
     for (size_t b = 0; b < w->n_bodies && st == TS_OK; b++) {
-        const body *bd = &w->bodies[b];
-        st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_BODY, .shape = &bd->shape, .body = &bd->rb,
+        body *bd = &w->bodies[b];
+        bd->boundary = w->sph.n_boundaries;
+        st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_BODY, .shape = &bd->shape, .body = &bd->rb, .field = &bd->field,
                                                            .centroid0 = bd->centroid0, .radius = bd->radius}, err);
     }
     if (st == TS_OK && wall_sides(p))
@@ -364,7 +376,10 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         st = ts_fail(err, TS_ERR_INVALID, "water: no liquid inside the domain: give a closed mesh inside the "
                      "Domain the Fluid or Inflow role (liquid inside obstacles or bodies is left out)");
     if (st == TS_OK) {
-        st = ts_sph_alloc(&w->sph, (size_t)budget, rigid.n, err);
+        st = ts_sph_alloc(&w->sph, (size_t)budget, err);
+    w->samples.max = rigid.n;
+    if (st == TS_OK && (st = ts_particles_reserve(&w->samples, rigid.n, err)) == TS_OK)
+        w->samples.n = rigid.n;
     }
     if (st == TS_OK) {
         float *dst[6] = {w->sph.x, w->sph.y, w->sph.z, w->sph.vx, w->sph.vy, w->sph.vz};
@@ -398,10 +413,13 @@ void ts_water_destroy(ts_water *w)
     if (!w)
         return;
     ts_sph_free(&w->sph);
+    ts_particles_free(&w->samples);
     for (size_t c = 0; c < w->n_colliders; c++)
         ts_collider_free(&w->colliders[c].c);
-    for (size_t b = 0; b < w->n_bodies; b++)
-        ts_collider_free(&w->bodies[b].shape);
+    for (size_t b = 0; w->bodies && b <= w->n_bodies; b++)   /* and the one a failed add_body left */
+        ts_collider_free(&w->bodies[b].shape), ts_surface_samples_free(&w->bodies[b].surface),
+            ts_wall_field_free(&w->bodies[b].field);
+    ts_film_free(&w->film);
     for (size_t i = 0; i < w->n_inflows; i++)
         ts_sph_inflow_free(&w->inflows[i]);
     free(w->colliders);
@@ -422,22 +440,6 @@ static size_t emit(ts_water *w)
 }
 
 /* --------------------------------------------------------------- the grid */
-
-/* Rigid particles take their body's pose. */
-static void place_rigid_particles(ts_water *w)
-{
-    for (size_t b = 0; b < w->n_bodies; b++) {
-        const body *bd = &w->bodies[b];
-        ts_mat3 R = ts_quat_to_mat3(bd->rb.q);
-        ts_vec3 v = ts_rigid_velocity(&bd->rb), omega = ts_rigid_angular_velocity(&bd->rb);
-        for (size_t i = bd->first; i < bd->first + bd->count; i++) {
-            ts_vec3 r = ts_m3_mul_v3(R, ts_v3(w->rlx[i], w->rly[i], w->rlz[i]));
-            ts_vec3 u = ts_v3_add(v, ts_v3_cross(omega, r));
-            w->sph.rx[i] = (float)(bd->rb.x.x + r.x), w->sph.ry[i] = (float)(bd->rb.x.y + r.y), w->sph.rz[i] = (float)(bd->rb.x.z + r.z);
-            w->sph.rvx[i] = (float)u.x, w->sph.rvy[i] = (float)u.y, w->sph.rvz[i] = (float)u.z;
-        }
-    }
-}
 
 /* Contacts of a body against colliders and the domain sides: the deepest
  * penetrating particle per wall, resolved by an impulse (rigid.h). */
@@ -520,8 +522,8 @@ static void integrate_bodies(ts_water *w, double dt)
         ts_rigid_clear_forces(&bd->rb);
         ts_vec3 g = ts_v3(w->p.gravity[0], w->p.gravity[1], w->p.gravity[2]);
         ts_rigid_add_force_at(&bd->rb, ts_v3_scale(g, bd->rb.mass), bd->rb.x);
-        for (size_t i = bd->first; i < bd->first + bd->count; i++)  /* fixed order: deterministic */
-            ts_rigid_add_force_at(&bd->rb, ts_v3(w->sph.rfx[i], w->sph.rfy[i], w->sph.rfz[i]), ts_v3(w->sph.rx[i], w->sph.ry[i], w->sph.rz[i]));
+        bd->rb.force = ts_v3_add(bd->rb.force, bd->fluid_force);
+        bd->rb.torque = ts_v3_add(bd->rb.torque, bd->fluid_torque);
         ts_rigid_integrate(&bd->rb, dt);
     }
     for (int it = 0; it < CONTACT_ITERATIONS; it++) {
@@ -564,7 +566,6 @@ static ts_status water_stable_dt(void *state, double *dt, ts_error *err)
 /* The lists when stale, the bodies' particles posed and gridded. */
 static ts_status build_grids(ts_water *w, ts_error *err)
 {
-    place_rigid_particles(w);
     return ts_sph_build(&w->sph, err);
 }
 
@@ -595,7 +596,13 @@ static ts_status water_step(void *state, const ts_step_context *now, ts_error *e
         return st;
     ts_sph_density(m);
     ts_sph_forces(m);
-    ts_sph_solid_reactions(m);
+    for (size_t b = 0; b < w->n_bodies && st == TS_OK; b++) { /* before the liquid moves: the reaction to its forces */
+        body *bd = &w->bodies[b];
+        ts_sph_body_force(m, bd->boundary, &bd->fluid_force, &bd->fluid_torque);
+        st = ts_film_push(m, bd->boundary, &bd->surface, &bd->rb, &w->film, &bd->fluid_force, &bd->fluid_torque, err);
+    }
+    if (st != TS_OK)
+        return st;
     m->s = now->s_end; /* walls where they are at the end of the step */
     ts_sph_integrate(m, now->dt);
     integrate_bodies(w, now->dt);
@@ -688,7 +695,7 @@ void ts_water_get_stats(const ts_water *w, ts_water_stats *s)
 {
     memset(s, 0, sizeof *s);
     s->fluid_particles = w->sph.fluid.n;
-    s->rigid_particles = w->sph.solid.n;
+    s->rigid_particles = w->samples.n;
     s->removed = w->removed;
     s->capacity = w->sph.fluid.cap;
     s->max_speed = w->sph.v_max;

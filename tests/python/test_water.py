@@ -268,3 +268,43 @@ def test_estimate_measures_the_first_frame_and_touches_no_cache(tmp_path):
     tap = tap_scene()
     e = tsubu.estimate(tap)
     assert e.count == 0 and e.up_to > 100 and e.disk_per_frame > 32 * e.up_to
+
+
+def test_resting_bodies_lift_off_as_an_inflow_fills_the_tank(tmp_path):
+    """A light ball resting in a corner of a dry tank - on the floor, against two sides - lifts off and floats
+    as a tap fills the tank around it, and a stone stays down. Liquid cannot get between a body and a wall
+    closer than a particle (the film, film.h, carries the liquid's pressure there): before it, the ball
+    stayed on the floor, held down by the liquid on its top and pressed onto the sides."""
+    from tsubu.shapes import uv_sphere
+    R = 0.08   # 6.4 spacings across
+    v, t = uv_sphere((R, R, R), R, rings=24, segments=48)
+    ball = tsubu.SceneObject("Ball", "rigid", v, t, params={"density": 500.0})
+    stone = obj("Stone", "rigid", (0.3, 0.3, 0.0), (0.42, 0.42, 0.12), density=2500.0)
+    tap = obj("Tap", "inflow", (0.3, 0.05, 0.45), (0.45, 0.2, 0.5), velocity=[0.0, 0.0, -1.5], emit_start=1,
+              emit_end=40)
+    desc = tsubu.SceneDescription("water", {"particle_radius": 0.0125, "write_surface": False}, 1, 72, 24.0, 0,
+                                  [obj("Domain", "domain", (0, 0, 0), (0.5, 0.5, 0.6)), tap, ball, stone])
+    cache = bake(desc, tmp_path)
+    heights = []
+    for f in cache.frames("rigid")[-12:]:
+        fluid = cache.read_particles("fluid", f)["position"]
+        level = np.sort(fluid[:, 2])[-100:].mean() + 0.0125
+        heights.append((cache.read_transforms("rigid", f)["Ball"] @ [R, R, R, 1.0])[2] - level)
+        assert abs(cache.read_transforms("rigid", f)["Stone"][2, 3]) < 0.005   # the stone stays where it stood
+    assert level > 0.19, level
+    # floating: its centre near the surface (a ball of half water's density floats half under), far off the floor
+    assert -0.045 < np.mean(heights) < 0.02, heights
+
+
+def test_a_ball_of_the_liquids_density_hangs_where_it_is(tmp_path):
+    """Buoyancy equals the weight of the liquid displaced: a ball of water's own density, 6.4 spacings across,
+    let go in the middle of a resting tank stays within a few centimetres of where it was over two seconds.
+    Before rigid bodies took their wall weight from their own shape (wall_field.h), the liquid around a ball
+    read as compressed or thinned by its sampling, and this ball sank to the floor."""
+    from tsubu.shapes import uv_sphere
+    R = 0.08
+    v, t = uv_sphere((0.25, 0.25, 0.2), R, rings=24, segments=48)
+    ball = tsubu.SceneObject("Ball", "rigid", v, t, params={"density": 1000.0})
+    cache = bake(tank(48, size=(0.5, 0.5, 0.6), depth=0.4, radius=0.0125, extra=[ball]), tmp_path)
+    heights = [(cache.read_transforms("rigid", f)["Ball"] @ [0.25, 0.25, 0.2, 1.0])[2] for f in cache.frames("rigid")]
+    assert max(abs(z - 0.2) for z in heights) < 0.035, heights

@@ -1,0 +1,215 @@
+/* film.c - the liquid film between a rigid body and a wall (see film.h). */
+#include "film.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buffer.h"
+#include "kernels.h"
+
+void ts_surface_samples_free(ts_surface_samples *s)
+{
+    float **cols[7] = {&s->x, &s->y, &s->z, &s->nx, &s->ny, &s->nz, &s->area};
+    for (int c = 0; c < 7; c++)
+        free(*cols[c]), *cols[c] = NULL;
+    s->n = 0;
+}
+
+static size_t pieces_of(double longest_edge, double size)
+{
+    double k = ceil(longest_edge / size);
+    return k < 1.0 ? 1 : (size_t)k;
+}
+
+/* Each triangle cut into k x k similar triangles (k from its longest edge),
+ * one sample at each one's centroid. */
+ts_status ts_surface_samples_from_mesh(ts_surface_samples *s, const ts_mesh_ref *mesh, ts_vec3 centre, double size,
+                                       ts_error *err)
+{
+    memset(s, 0, sizeof *s);
+    const float *v = mesh->vertices;
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t n = 0;
+        for (size_t t = 0; t < mesh->triangle_count; t++) {
+            const int32_t *tri = mesh->triangles + 3 * t;
+            ts_vec3 a = ts_v3(v[3 * tri[0]], v[3 * tri[0] + 1], v[3 * tri[0] + 2]);
+            ts_vec3 ab = ts_v3_sub(ts_v3(v[3 * tri[1]], v[3 * tri[1] + 1], v[3 * tri[1] + 2]), a);
+            ts_vec3 ac = ts_v3_sub(ts_v3(v[3 * tri[2]], v[3 * tri[2] + 1], v[3 * tri[2] + 2]), a);
+            ts_vec3 normal = ts_v3_cross(ab, ac);
+            double twice_area = ts_v3_length(normal);
+            if (!(twice_area > 0.0))
+                continue;
+            size_t k = pieces_of(fmax(fmax(ts_v3_length(ab), ts_v3_length(ac)), ts_v3_length(ts_v3_sub(ac, ab))), size);
+            if (pass == 0) {
+                n += k * k;
+                continue;
+            }
+            normal = ts_v3_scale(normal, 1.0 / twice_area);
+            const float piece_area = (float)(0.5 * twice_area / (double)(k * k));
+            for (size_t i = 0; i < k; i++)
+                for (size_t j = 0; i + j < k; j++)
+                    for (int up = 0; up < 2; up++) {
+                        if (up == 1 && i + j + 1 >= k)
+                            continue;   /* the inverted triangle between upright ones */
+                        double u = (3.0 * (double)i + 1.0 + up) / (3.0 * (double)k);
+                        double w = (3.0 * (double)j + 1.0 + up) / (3.0 * (double)k);
+                        ts_vec3 p = ts_v3_sub(ts_v3_add(a, ts_v3_add(ts_v3_scale(ab, u), ts_v3_scale(ac, w))), centre);
+                        s->x[n] = (float)p.x, s->y[n] = (float)p.y, s->z[n] = (float)p.z;
+                        s->nx[n] = (float)normal.x, s->ny[n] = (float)normal.y, s->nz[n] = (float)normal.z;
+                        s->area[n] = piece_area;
+                        n++;
+                    }
+        }
+        if (pass == 0) {
+            total = n;
+            float **cols[7] = {&s->x, &s->y, &s->z, &s->nx, &s->ny, &s->nz, &s->area};
+            for (int c = 0; c < 7; c++)
+                if (!(*cols[c] = malloc((total ? total : 1) * sizeof(float)))) {
+                    ts_surface_samples_free(s);
+                    return ts_fail(err, TS_ERR_NOMEM, "out of memory for the surface of '%s' (%zu pieces)",
+                                   mesh->name, total);
+                }
+        }
+    }
+    s->n = total;
+    return TS_OK;
+}
+
+void ts_film_free(ts_film *f)
+{
+    free(f->pieces), free(f->rim), free(f->share);
+    memset(f, 0, sizeof *f);
+}
+
+static int compare_index(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static ts_vec3 posed(const ts_rigid_body *rb, ts_mat3 R, float x, float y, float z)
+{
+    return ts_v3_add(rb->x, ts_m3_mul_v3(R, ts_v3(x, y, z)));
+}
+
+/* The push on a wall, per unit area, of liquid at rest at pressure p in front of it, over p: the layers at
+ * spacing/2, 3 spacing/2, ... each pushing with the wall's gradient table (sph_model's wall force). Near 1;
+ * what turns the liquid's SPH pressure into the force a layer of it would give. */
+static double wall_push_per_pressure(const ts_sph_model *m)
+{
+    const double rho0 = m->set.rest_density, s = m->spacing;
+    double sum = 0.0;
+    for (double phi = 0.5 * s; phi < m->h; phi += s)
+        sum += ts_sph_wall_table(&m->wall, m->wall.gradient, phi);
+    const double kappa = (m->set.muller ? 1.0 : 2.0) * m->mass / (rho0 * rho0 * s * s) * sum;
+    return kappa;
+}
+
+ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples *s, const ts_rigid_body *rb,
+                       ts_film *f, ts_vec3 *force, ts_vec3 *torque, ts_error *err)
+{
+    const ts_mat3 R = ts_quat_to_mat3(rb->q);
+    const float gap = m->spacing; /* a particle fits where the gap is 2 r_contact */
+    const float h2 = m->h * m->h;
+    size_t n_pieces = 0, n_rim = 0;
+    f->area = 0.0;
+    if (ts_grow((void **)&f->pieces, &f->pieces_cap, s->n, sizeof *f->pieces) != 0)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
+    for (size_t e = 0; e < s->n; e++) {   /* the pieces facing a wall closer than a particle fits */
+        float distance;
+        ts_vec3 wall_normal;
+        if (!ts_sph_nearest_wall(m, posed(rb, R, s->x[e], s->y[e], s->z[e]), gap, &distance, &wall_normal))
+            continue;
+        if (ts_v3_dot(ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e])), wall_normal) < 0.0)
+            f->pieces[n_pieces++] = (uint32_t)e;
+    }
+    if (n_pieces == 0)
+        return TS_OK;
+    for (size_t q = 0; q < n_pieces; q++) {   /* the liquid within h of the film: its rim */
+        ts_vec3 p = posed(rb, R, s->x[f->pieces[q]], s->y[f->pieces[q]], s->z[f->pieces[q]]);
+        ts_neighbor_ranges r;
+        ts_grid_ranges_within(&m->grid, (float)p.x, (float)p.y, (float)p.z, m->h + m->skin, &r);
+        for (int c = 0; c < r.n; c++)
+            for (uint32_t j = r.begin[c]; j < r.end[c]; j++) {
+                float dx = m->x[j] - (float)p.x, dy = m->y[j] - (float)p.y, dz = m->z[j] - (float)p.z;
+                if (dx * dx + dy * dy + dz * dz >= h2)
+                    continue;
+                if (ts_grow((void **)&f->rim, &f->rim_cap, n_rim + 1, sizeof *f->rim) != 0)
+                    return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
+                f->rim[n_rim++] = j;
+            }
+    }
+    if (n_rim == 0)
+        return TS_OK;   /* dry: no liquid to carry pressure in */
+    qsort(f->rim, n_rim, sizeof *f->rim, compare_index);
+    size_t unique = 1;
+    for (size_t q = 1; q < n_rim; q++)
+        if (f->rim[q] != f->rim[unique - 1])
+            f->rim[unique++] = f->rim[q];
+    n_rim = unique;
+    /* Near an edge, the liquid beside a film also presses into it: a rim particle whose push lands on a
+     * wetted face (not in the film) but slants, pushes partly on the face in the film. Its push is shared
+     * over the surface pieces around it - piece e takes A_e W(x_e - x_j) (-n_e . lambda) along -n_e, with
+     * lambda such that the shares add up to the push F (sum_e A_e W n_e n_e^T lambda = F, made regular by
+     * a little of its trace) - and the film's pieces are topped up only to their pressure. (A push that
+     * lands in the film - the film's own edge on a curved body - is part of what the film stands for.) */
+    if (ts_grow((void **)&f->share, &f->share_cap, 3 * n_rim, sizeof *f->share) != 0)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
+    for (size_t q = 0; q < n_rim; q++) {
+        const uint32_t j = f->rim[q];
+        ts_vec3 push, at, lambda = ts_v3(0, 0, 0), wall_normal;
+        float distance;
+        if (ts_sph_body_push(m, k, j, &push, &at) &&
+            !(ts_sph_nearest_wall(m, at, gap, &distance, &wall_normal) &&   /* not a push into the film itself */
+              ts_v3_dot(ts_v3_sub(ts_v3(m->x[j], m->y[j], m->z[j]), at), wall_normal) < 0.0)) {
+            ts_mat3 M = {{{0}}}, inverse;
+            for (size_t e = 0; e < s->n; e++) {
+                ts_vec3 d = ts_v3_sub(posed(rb, R, s->x[e], s->y[e], s->z[e]), ts_v3(m->x[j], m->y[j], m->z[j]));
+                double r2 = ts_v3_dot(d, d);
+                if (r2 >= h2)
+                    continue;
+                const double w = s->area[e] * ts_w_poly6(&m->k, r2);
+                const ts_vec3 n = ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e]));
+                const double c[3] = {n.x, n.y, n.z};
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++)
+                        M.m[a][b] += w * c[a] * c[b];
+            }
+            const double regular = 0.05 * (M.m[0][0] + M.m[1][1] + M.m[2][2]);
+            for (int a = 0; a < 3; a++)
+                M.m[a][a] += regular;
+            if (regular > 0.0 && ts_m3_inverse(M, &inverse))
+                lambda = ts_m3_mul_v3(inverse, push);
+        }
+        f->share[3 * q] = lambda.x, f->share[3 * q + 1] = lambda.y, f->share[3 * q + 2] = lambda.z;
+    }
+    const double rho0 = m->set.rest_density, soft2 = 0.25 * (double)m->spacing * m->spacing;
+    const ts_vec3 g = ts_v3(m->set.gravity[0], m->set.gravity[1], m->set.gravity[2]);
+    const double kappa = wall_push_per_pressure(m);
+    for (size_t q = 0; q < n_pieces; q++) {
+        const uint32_t e = f->pieces[q];
+        const ts_vec3 p = posed(rb, R, s->x[e], s->y[e], s->z[e]);
+        const ts_vec3 n = ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e]));
+        double sum = 0.0, weights = 0.0, covered = 0.0;
+        for (size_t c = 0; c < n_rim; c++) {
+            const uint32_t j = f->rim[c];
+            ts_vec3 d = ts_v3_sub(p, ts_v3(m->x[j], m->y[j], m->z[j]));
+            double r2 = ts_v3_dot(d, d), w = 1.0 / (r2 + soft2);
+            sum += w * (kappa * fmax(m->pr[j], 0.0) + rho0 * ts_v3_dot(g, d));   /* hydrostatic: deeper, more */
+            weights += w;
+            if (r2 < h2)
+                covered += fmax(-(f->share[3 * c] * n.x + f->share[3 * c + 1] * n.y + f->share[3 * c + 2] * n.z), 0.0) *
+                           s->area[e] * ts_w_poly6(&m->k, r2);
+        }
+        double missing = sum / weights * s->area[e] - covered;
+        if (!(missing > 0.0))
+            continue;
+        const ts_vec3 push = ts_v3_scale(n, -missing);
+        *force = ts_v3_add(*force, push);
+        *torque = ts_v3_add(*torque, ts_v3_cross(ts_v3_sub(p, rb->x), push));
+        f->area += s->area[e];
+    }
+    return TS_OK;
+}
