@@ -74,12 +74,14 @@ ts_status ts_surface_samples_from_mesh(ts_surface_samples *s, const ts_mesh_ref 
         }
     }
     s->n = total;
+    for (size_t e = 0; e < total; e++)
+        s->radius = fmax(s->radius, sqrt((double)s->x[e] * s->x[e] + (double)s->y[e] * s->y[e] + (double)s->z[e] * s->z[e]));
     return TS_OK;
 }
 
 void ts_film_free(ts_film *f)
 {
-    free(f->pieces), free(f->rim), free(f->share);
+    free(f->pieces), free(f->rim), free(f->share), free(f->posed), free(f->near);
     memset(f, 0, sizeof *f);
 }
 
@@ -87,11 +89,6 @@ static int compare_index(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
-}
-
-static ts_vec3 posed(const ts_rigid_body *rb, ts_mat3 R, float x, float y, float z)
-{
-    return ts_v3_add(rb->x, ts_m3_mul_v3(R, ts_v3(x, y, z)));
 }
 
 /* The push on a wall, per unit area, of liquid at rest at pressure p in front of it, over p: the layers at
@@ -115,25 +112,45 @@ ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples
     const float h2 = m->h * m->h;
     size_t n_pieces = 0, n_rim = 0;
     f->area = 0.0;
-    if (ts_grow((void **)&f->pieces, &f->pieces_cap, s->n, sizeof *f->pieces) != 0)
+    size_t n_near = 0;   /* the walls that may come within a gap of the body */
+    if (ts_grow((void **)&f->near, &f->near_cap, m->n_boundaries, sizeof *f->near) != 0)
         return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
+    size_t *const near = f->near;
+    for (size_t w = 0; w < m->n_boundaries; w++)
+        if (ts_sph_wall_may_be_near(m, w, rb->x, s->radius + gap))
+            near[n_near++] = w;
+    if (n_near == 0)
+        return TS_OK;
+    if (ts_grow((void **)&f->pieces, &f->pieces_cap, s->n, sizeof *f->pieces) != 0 ||
+        ts_grow((void **)&f->posed, &f->posed_cap, 6 * s->n, sizeof *f->posed) != 0)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
+    float *const P = f->posed;   /* each piece where the body is: x, y, z, nx, ny, nz */
+    for (size_t e = 0; e < s->n; e++) {
+        ts_vec3 p = ts_v3_add(rb->x, ts_m3_mul_v3(R, ts_v3(s->x[e], s->y[e], s->z[e])));
+        ts_vec3 n = ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e]));
+        P[6 * e] = (float)p.x, P[6 * e + 1] = (float)p.y, P[6 * e + 2] = (float)p.z;
+        P[6 * e + 3] = (float)n.x, P[6 * e + 4] = (float)n.y, P[6 * e + 5] = (float)n.z;
+    }
     for (size_t e = 0; e < s->n; e++) {   /* the pieces facing a wall closer than a particle fits */
-        float distance;
+        float distance = gap;
         ts_vec3 wall_normal;
-        if (!ts_sph_nearest_wall(m, posed(rb, R, s->x[e], s->y[e], s->z[e]), gap, &distance, &wall_normal))
+        int found = 0;
+        for (size_t w = 0; w < n_near; w++)
+            found |= ts_sph_wall_distance(m, near[w], ts_v3(P[6 * e], P[6 * e + 1], P[6 * e + 2]), &distance, &wall_normal);
+        if (!found)
             continue;
-        if (ts_v3_dot(ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e])), wall_normal) < 0.0)
+        if (P[6 * e + 3] * wall_normal.x + P[6 * e + 4] * wall_normal.y + P[6 * e + 5] * wall_normal.z < 0.0)
             f->pieces[n_pieces++] = (uint32_t)e;
     }
     if (n_pieces == 0)
         return TS_OK;
     for (size_t q = 0; q < n_pieces; q++) {   /* the liquid within h of the film: its rim */
-        ts_vec3 p = posed(rb, R, s->x[f->pieces[q]], s->y[f->pieces[q]], s->z[f->pieces[q]]);
+        const float *p = P + 6 * f->pieces[q];
         ts_neighbor_ranges r;
-        ts_grid_ranges_within(&m->grid, (float)p.x, (float)p.y, (float)p.z, m->h + m->skin, &r);
+        ts_grid_ranges_within(&m->grid, p[0], p[1], p[2], m->h + m->skin, &r);
         for (int c = 0; c < r.n; c++)
             for (uint32_t j = r.begin[c]; j < r.end[c]; j++) {
-                float dx = m->x[j] - (float)p.x, dy = m->y[j] - (float)p.y, dz = m->z[j] - (float)p.z;
+                float dx = m->x[j] - p[0], dy = m->y[j] - p[1], dz = m->z[j] - p[2];
                 if (dx * dx + dy * dy + dz * dz >= h2)
                     continue;
                 if (ts_grow((void **)&f->rim, &f->rim_cap, n_rim + 1, sizeof *f->rim) != 0)
@@ -166,13 +183,13 @@ ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples
               ts_v3_dot(ts_v3_sub(ts_v3(m->x[j], m->y[j], m->z[j]), at), wall_normal) < 0.0)) {
             ts_mat3 M = {{{0}}}, inverse;
             for (size_t e = 0; e < s->n; e++) {
-                ts_vec3 d = ts_v3_sub(posed(rb, R, s->x[e], s->y[e], s->z[e]), ts_v3(m->x[j], m->y[j], m->z[j]));
-                double r2 = ts_v3_dot(d, d);
+                const float *pe = P + 6 * e;
+                float dx = pe[0] - m->x[j], dy = pe[1] - m->y[j], dz = pe[2] - m->z[j];
+                float r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 >= h2)
                     continue;
                 const double w = s->area[e] * ts_w_poly6(&m->k, r2);
-                const ts_vec3 n = ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e]));
-                const double c[3] = {n.x, n.y, n.z};
+                const double c[3] = {pe[3], pe[4], pe[5]};
                 for (int a = 0; a < 3; a++)
                     for (int b = 0; b < 3; b++)
                         M.m[a][b] += w * c[a] * c[b];
@@ -190,8 +207,7 @@ ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples
     const double kappa = wall_push_per_pressure(m);
     for (size_t q = 0; q < n_pieces; q++) {
         const uint32_t e = f->pieces[q];
-        const ts_vec3 p = posed(rb, R, s->x[e], s->y[e], s->z[e]);
-        const ts_vec3 n = ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e]));
+        const ts_vec3 p = ts_v3(P[6 * e], P[6 * e + 1], P[6 * e + 2]), n = ts_v3(P[6 * e + 3], P[6 * e + 4], P[6 * e + 5]);
         double sum = 0.0, weights = 0.0, covered = 0.0;
         for (size_t c = 0; c < n_rim; c++) {
             const uint32_t j = f->rim[c];

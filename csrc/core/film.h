@@ -31,6 +31,7 @@ typedef struct ts_surface_samples {
     float *x, *y, *z;       /* centre of each piece, from the body's centre of mass at rest */
     float *nx, *ny, *nz;    /* unit outward normal */
     float *area;            /* m^2 */
+    double radius;          /* the farthest piece from the centre */
 } ts_surface_samples;
 
 /* Pieces no longer than `size` across; `centre` is subtracted from every position. */
@@ -40,6 +41,10 @@ void ts_surface_samples_free(ts_surface_samples *s);
 
 /* Work space reused from step to step. */
 typedef struct ts_film {
+    size_t *near;           /* the walls near the body this step */
+    size_t near_cap;
+    float *posed;           /* the surface's pieces where the body is this step: 6 per piece */
+    size_t posed_cap;
     uint32_t *pieces;       /* the samples in a film this step */
     size_t pieces_cap;
     uint32_t *rim;          /* the fluid particles at its rim */

@@ -78,7 +78,7 @@ ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err
         TS_STATE_COLUMN("id", &m->id, TS_ATTR_U32, 1),
         TS_WORK_COLUMN("ax", &m->ax, f), TS_WORK_COLUMN("ay", &m->ay, f), TS_WORK_COLUMN("az", &m->az, f),
         TS_WORK_COLUMN("rho", &m->rho, f), TS_WORK_COLUMN("pr", &m->pr, f), TS_WORK_COLUMN("wgx", &m->wgx, f),
-        TS_WORK_COLUMN("wgy", &m->wgy, f), TS_WORK_COLUMN("wgz", &m->wgz, f), TS_WORK_COLUMN("P", &m->P, f),
+        TS_WORK_COLUMN("wgy", &m->wgy, f), TS_WORK_COLUMN("wgz", &m->wgz, f), TS_WORK_COLUMN("wi", &m->wi, f), TS_WORK_COLUMN("P", &m->P, f),
         TS_WORK_COLUMN("inv_rho", &m->inv_rho, f), TS_WORK_COLUMN("x0", &m->x0, f),
         TS_WORK_COLUMN("y0", &m->y0, f), TS_WORK_COLUMN("z0", &m->z0, f),
         TS_WORK_COLUMN("pos4", &m->pos4, 4 * f), TS_WORK_COLUMN("vel4", &m->vel4, 4 * f),
@@ -176,8 +176,6 @@ static void box_walls(const ts_sph_model *m, unsigned sides, float x, float y, f
     }
 }
 
-#define NO_BOUNDARY ((size_t)-1)
-
 /* A rigid body's surface within h of a point: its distance and world normal
  * (from the body's rest-pose field) and the surface's velocity there; its wall
  * weight z and gradient sum g (world) if asked. */
@@ -204,7 +202,7 @@ static int body_wall(const ts_sph_model *m, const ts_sph_boundary *bd, float x, 
 
 /* Wall weight sums of every boundary at a point, rigid bodies' surfaces
  * included; the nearest terrain's distance and normal to terrain[0..3]. */
-static void wall_terms(const ts_sph_model *m, float x, float y, float z, size_t skip, wall_sum *s, float terrain[4])
+static void wall_terms(const ts_sph_model *m, float x, float y, float z, wall_sum *s, float terrain[4])
 {
     s->inside = 1.0f;
     s->g[0] = s->g[1] = s->g[2] = 0.0f;
@@ -212,8 +210,6 @@ static void wall_terms(const ts_sph_model *m, float x, float y, float z, size_t 
     for (size_t k = 0; k < m->n_boundaries; k++) {
         const ts_sph_boundary *b = &m->boundaries[k];
         ts_collider_hit hit;
-        if (k == skip)
-            continue;
         if (b->kind == TS_SPH_COLLIDER || b->kind == TS_SPH_TERRAIN) {
             if (ts_collider_query(b->shape, m->s, ts_v3(x, y, z), &hit) && hit.distance < m->h) {
                 add_wall(m, hit.distance, (float)hit.normal.x, (float)hit.normal.y, (float)hit.normal.z, s);
@@ -234,29 +230,67 @@ static void wall_terms(const ts_sph_model *m, float x, float y, float z, size_t 
     }
 }
 
+/* The nearest wall side of the domain box to p, closer than *distance (which it lowers). */
+static int box_nearest(const ts_sph_model *m, unsigned sides, ts_vec3 p, float *distance, ts_vec3 *normal)
+{
+    const double c[3] = {p.x, p.y, p.z};
+    int found = 0;
+    for (int side = 0; side < 6; side++) {
+        int a = side / 2;
+        float phi = (float)(side % 2 ? m->domain[a + 3] - c[a] : c[a] - m->domain[a]);
+        if ((sides >> side & 1u) && phi < *distance) {
+            double n[3] = {0, 0, 0};
+            n[a] = side % 2 ? -1.0 : 1.0;
+            *distance = phi, *normal = ts_v3(n[0], n[1], n[2]), found = 1;
+        }
+    }
+    return found;
+}
+
+int ts_sph_wall_may_be_near(const ts_sph_model *m, size_t k, ts_vec3 centre, double radius)
+{
+    const ts_sph_boundary *b = &m->boundaries[k];
+    if (b->kind == TS_SPH_COLLIDER || b->kind == TS_SPH_TERRAIN) {   /* the box of its stored field */
+        const ts_collider *c = b->shape;
+        ts_transform t = c->interval > 0.0 ? ts_transform_lerp(c->from, c->to, m->s) : c->from;
+        ts_vec3 rest = ts_quat_rotate(ts_quat_conjugate(t.rotation), ts_v3_sub(centre, t.translation));
+        const double p[3] = {rest.x, rest.y, rest.z};
+        double outside2 = 0.0;
+        for (int a = 0; a < 3; a++) {
+            double lo = c->origin[a], hi = c->origin[a] + (c->dims[a] - 1) * c->voxel_size;
+            double d = p[a] < lo ? lo - p[a] : p[a] > hi ? p[a] - hi : 0.0;
+            outside2 += d * d;
+        }
+        return outside2 < radius * radius;
+    }
+    if (b->kind == TS_SPH_BOX) {
+        float distance = (float)radius;
+        ts_vec3 normal;
+        return box_nearest(m, b->sides, centre, &distance, &normal);
+    }
+    return 0;
+}
+
+int ts_sph_wall_distance(const ts_sph_model *m, size_t k, ts_vec3 p, float *distance, ts_vec3 *normal)
+{
+    const ts_sph_boundary *b = &m->boundaries[k];
+    ts_collider_hit hit;
+    if (b->kind == TS_SPH_COLLIDER || b->kind == TS_SPH_TERRAIN) {
+        if (ts_collider_query(b->shape, m->s, p, &hit) && hit.distance < *distance) {
+            *distance = hit.distance, *normal = hit.normal;
+            return 1;
+        }
+        return 0;
+    }
+    return b->kind == TS_SPH_BOX && box_nearest(m, b->sides, p, distance, normal);
+}
+
 int ts_sph_nearest_wall(const ts_sph_model *m, ts_vec3 p, float reach, float *distance, ts_vec3 *normal)
 {
     int found = 0;
     *distance = reach;
-    for (size_t k = 0; k < m->n_boundaries; k++) {
-        const ts_sph_boundary *b = &m->boundaries[k];
-        ts_collider_hit hit;
-        if (b->kind == TS_SPH_COLLIDER || b->kind == TS_SPH_TERRAIN) {
-            if (ts_collider_query(b->shape, m->s, p, &hit) && hit.distance < *distance)
-                *distance = hit.distance, *normal = hit.normal, found = 1;
-        } else if (b->kind == TS_SPH_BOX) {
-            const double c[3] = {p.x, p.y, p.z};
-            for (int side = 0; side < 6; side++) {
-                int a = side / 2;
-                float phi = (float)(side % 2 ? m->domain[a + 3] - c[a] : c[a] - m->domain[a]);
-                if ((b->sides >> side & 1u) && phi < *distance) {
-                    double n[3] = {0, 0, 0};
-                    n[a] = side % 2 ? -1.0 : 1.0;
-                    *distance = phi, *normal = ts_v3(n[0], n[1], n[2]), found = 1;
-                }
-            }
-        }
-    }
+    for (size_t k = 0; k < m->n_boundaries; k++)
+        found |= ts_sph_wall_distance(m, k, p, distance, normal);
     return found;
 }
 
@@ -424,7 +458,7 @@ void ts_sph_density(ts_sph_model *m)
         m->nbr_n[i] = count > NEIGHBOUR_LIST ? NEIGHBOUR_OVERFLOW : (uint8_t)count;
         wall_sum ws;
         float terrain[4];
-        wall_terms(m, xi, yi, zi, NO_BOUNDARY, &ws, terrain);
+        wall_terms(m, xi, yi, zi, &ws, terrain);
         if (m->has_terrain)
             m->tl[i] = terrain[0], m->tnx[i] = terrain[1], m->tny[i] = terrain[2], m->tnz[i] = terrain[3];
         float rho = m_poly6 * sum + rho0 * (1.0f - ws.inside);          /* eq. 3.5 plus the walls */
@@ -433,7 +467,7 @@ void ts_sph_density(ts_sph_model *m)
         m->pr[i] = p;
         m->inv_rho[i] = 1.0f / rho;
         m->P[i] = p / (rho * rho);
-        m->wgx[i] = ws.g[0], m->wgy[i] = ws.g[1], m->wgz[i] = ws.g[2];
+        m->wgx[i] = ws.g[0], m->wgy[i] = ws.g[1], m->wgz[i] = ws.g[2], m->wi[i] = ws.inside;
     }
     pack_density_and_velocity(m);
 }
@@ -585,10 +619,9 @@ int ts_sph_body_push(const ts_sph_model *m, size_t k, size_t i, ts_vec3 *force, 
     ts_vec3 g;
     if (!body_wall(m, bd, m->x[i], m->y[i], m->z[i], &hit, &z, &g))
         return 0;
-    wall_sum others;
-    float terrain[4];
-    wall_terms(m, m->x[i], m->y[i], m->z[i], k, &others, terrain);
-    float push = (m->set.muller ? 1.0f : 2.0f) * m->P[i] * others.inside, a[3];
+    float own = z / (float)m->set.rest_density;   /* what the other walls leave: all of them but this one */
+    float others = own < 0.99f ? m->wi[i] / (1.0f - own) : 0.0f;
+    float push = (m->set.muller ? 1.0f : 2.0f) * m->P[i] * others, a[3];
     a[0] = push * (float)g.x, a[1] = push * (float)g.y, a[2] = push * (float)g.z;
     body_friction(m, i, &hit, wall_friction_nu(m), a);
     *force = ts_v3(-m->mass * a[0], -m->mass * a[1], -m->mass * a[2]);

@@ -91,6 +91,7 @@ typedef struct ts_sph_model {
     float *x, *y, *z, *vx, *vy, *vz;
     uint32_t *id;
     float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
+    float *wi;                   /* the share of the kernel inside no wall (wall_sum), from the density pass */
     float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
     float *tl, *tnx, *tny, *tnz; /* distance to the nearest terrain and its normal (tl >= h: none near) */
     float *pos4, *vel4;          /* (x, y, z, rho) and (vx, vy, vz, P) packed: what the AVX2 loops read */
@@ -146,9 +147,14 @@ static inline int ts_sph_in_domain(const ts_sph_model *m, size_t i)
 
 /* Remove what left the domain (through sides that are no walls); returns how many. */
 size_t ts_sph_remove_escaped(ts_sph_model *m);
-/* The nearest wall to p (a wall side of the domain box, a collider where it is at m->s, a terrain) within
- * `reach`: its distance (signed, negative inside it) and unit normal into the fluid's side. 0 if none. */
+/* Walls: the domain box's wall sides, colliders where they are at m->s, terrains (not bodies). The nearest
+ * to p within `reach`: its distance (signed, negative inside it) and unit normal into the fluid's side; 0 if
+ * none. */
 int ts_sph_nearest_wall(const ts_sph_model *m, ts_vec3 p, float reach, float *distance, ts_vec3 *normal);
+/* The same for boundary k alone, if closer than *distance (which it lowers). */
+int ts_sph_wall_distance(const ts_sph_model *m, size_t k, ts_vec3 p, float *distance, ts_vec3 *normal);
+/* Whether wall k may be closer than `radius` to `centre` (0: surely not). */
+int ts_sph_wall_may_be_near(const ts_sph_model *m, size_t k, ts_vec3 centre, double radius);
 /* No fluid particle closer than 0.9 spacing to (x, y, z) (the grid is as old as the lists). */
 int ts_sph_site_is_free(const ts_sph_model *m, float x, float y, float z);
 int ts_sph_all_finite(const ts_sph_model *m);
