@@ -100,52 +100,51 @@ static double wall_push_per_pressure(const ts_sph_model *m)
     double sum = 0.0;
     for (double phi = 0.5 * s; phi < m->h; phi += s)
         sum += ts_sph_wall_table(&m->wall, m->wall.gradient, phi);
-    const double kappa = (m->set.muller ? 1.0 : 2.0) * m->mass / (rho0 * rho0 * s * s) * sum;
-    return kappa;
+    return (m->set.muller ? 1.0 : 2.0) * m->mass / (rho0 * rho0 * s * s) * sum;
 }
 
-ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples *s, const ts_rigid_body *rb,
-                       ts_film *f, ts_vec3 *force, ts_vec3 *torque, ts_error *err)
+/* The walls that may come within a gap of the body, into f->near; how many. */
+static size_t walls_near(const ts_sph_model *m, const ts_surface_samples *s, const ts_rigid_body *rb, float gap,
+                         ts_film *f)
 {
-    const ts_mat3 R = ts_quat_to_mat3(rb->q);
-    const float gap = m->spacing; /* a particle fits where the gap is 2 r_contact */
-    const float h2 = m->h * m->h;
-    size_t n_pieces = 0, n_rim = 0;
-    f->area = 0.0;
-    size_t n_near = 0;   /* the walls that may come within a gap of the body */
-    if (ts_grow((void **)&f->near, &f->near_cap, m->n_boundaries, sizeof *f->near) != 0)
-        return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
-    size_t *const near = f->near;
+    size_t n = 0;
     for (size_t w = 0; w < m->n_boundaries; w++)
         if (ts_sph_wall_may_be_near(m, w, rb->x, s->radius + gap))
-            near[n_near++] = w;
-    if (n_near == 0)
-        return TS_OK;
-    if (ts_grow((void **)&f->pieces, &f->pieces_cap, s->n, sizeof *f->pieces) != 0 ||
-        ts_grow((void **)&f->posed, &f->posed_cap, 6 * s->n, sizeof *f->posed) != 0)
-        return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
-    float *const P = f->posed;   /* each piece where the body is: x, y, z, nx, ny, nz */
+            f->near[n++] = w;
+    return n;
+}
+
+/* Each piece where the body is (f->posed), and the pieces facing a wall closer than a particle fits
+ * (f->pieces); how many of those. */
+static size_t film_pieces(const ts_sph_model *m, const ts_surface_samples *s, const ts_rigid_body *rb, float gap,
+                          size_t n_near, ts_film *f)
+{
+    const ts_mat3 R = ts_quat_to_mat3(rb->q);
+    float *const P = f->posed;
+    size_t n = 0;
     for (size_t e = 0; e < s->n; e++) {
         ts_vec3 p = ts_v3_add(rb->x, ts_m3_mul_v3(R, ts_v3(s->x[e], s->y[e], s->z[e])));
-        ts_vec3 n = ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e]));
+        ts_vec3 normal = ts_m3_mul_v3(R, ts_v3(s->nx[e], s->ny[e], s->nz[e]));
         P[6 * e] = (float)p.x, P[6 * e + 1] = (float)p.y, P[6 * e + 2] = (float)p.z;
-        P[6 * e + 3] = (float)n.x, P[6 * e + 4] = (float)n.y, P[6 * e + 5] = (float)n.z;
-    }
-    for (size_t e = 0; e < s->n; e++) {   /* the pieces facing a wall closer than a particle fits */
+        P[6 * e + 3] = (float)normal.x, P[6 * e + 4] = (float)normal.y, P[6 * e + 5] = (float)normal.z;
         float distance = gap;
         ts_vec3 wall_normal;
         int found = 0;
         for (size_t w = 0; w < n_near; w++)
-            found |= ts_sph_wall_distance(m, near[w], ts_v3(P[6 * e], P[6 * e + 1], P[6 * e + 2]), &distance, &wall_normal);
-        if (!found)
-            continue;
-        if (P[6 * e + 3] * wall_normal.x + P[6 * e + 4] * wall_normal.y + P[6 * e + 5] * wall_normal.z < 0.0)
-            f->pieces[n_pieces++] = (uint32_t)e;
+            found |= ts_sph_wall_distance(m, f->near[w], p, &distance, &wall_normal);
+        if (found && ts_v3_dot(normal, wall_normal) < 0.0)
+            f->pieces[n++] = (uint32_t)e;
     }
-    if (n_pieces == 0)
-        return TS_OK;
-    for (size_t q = 0; q < n_pieces; q++) {   /* the liquid within h of the film: its rim */
-        const float *p = P + 6 * f->pieces[q];
+    return n;
+}
+
+/* The liquid within h of the film's pieces - its rim - into f->rim, each once, in index order; how many. */
+static ts_status film_rim(const ts_sph_model *m, size_t n_pieces, ts_film *f, size_t *n_rim, ts_error *err)
+{
+    const float h2 = m->h * m->h;
+    size_t n = 0;
+    for (size_t q = 0; q < n_pieces; q++) {
+        const float *p = f->posed + 6 * f->pieces[q];
         ts_neighbor_ranges r;
         ts_grid_ranges_within(&m->grid, p[0], p[1], p[2], m->h + m->skin, &r);
         for (int c = 0; c < r.n; c++)
@@ -153,46 +152,51 @@ ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples
                 float dx = m->x[j] - p[0], dy = m->y[j] - p[1], dz = m->z[j] - p[2];
                 if (dx * dx + dy * dy + dz * dz >= h2)
                     continue;
-                if (ts_grow((void **)&f->rim, &f->rim_cap, n_rim + 1, sizeof *f->rim) != 0)
+                if (ts_grow((void **)&f->rim, &f->rim_cap, n + 1, sizeof *f->rim) != 0)
                     return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
-                f->rim[n_rim++] = j;
+                f->rim[n++] = j;
             }
     }
-    if (n_rim == 0)
-        return TS_OK;   /* dry: no liquid to carry pressure in */
-    qsort(f->rim, n_rim, sizeof *f->rim, compare_index);
-    size_t unique = 1;
-    for (size_t q = 1; q < n_rim; q++)
-        if (f->rim[q] != f->rim[unique - 1])
-            f->rim[unique++] = f->rim[q];
-    n_rim = unique;
-    /* Near an edge, the liquid beside a film also presses into it: a rim particle whose push lands on a
-     * wetted face (not in the film) but slants, pushes partly on the face in the film. Its push is shared
-     * over the surface pieces around it - piece e takes A_e W(x_e - x_j) (-n_e . lambda) along -n_e, with
-     * lambda such that the shares add up to the push F (sum_e A_e W n_e n_e^T lambda = F, made regular by
-     * a little of its trace) - and the film's pieces are topped up only to their pressure. (A push that
-     * lands in the film - the film's own edge on a curved body - is part of what the film stands for.) */
-    if (ts_grow((void **)&f->share, &f->share_cap, 3 * n_rim, sizeof *f->share) != 0)
-        return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
+    if (n > 0) {
+        qsort(f->rim, n, sizeof *f->rim, compare_index);
+        size_t unique = 1;
+        for (size_t q = 1; q < n; q++)
+            if (f->rim[q] != f->rim[unique - 1])
+                f->rim[unique++] = f->rim[q];
+        n = unique;
+    }
+    *n_rim = n;
+    return TS_OK;
+}
+
+/* Near an edge, the liquid beside a film also presses into it: a rim particle whose push lands on a wetted
+ * face (not in the film) but slants, pushes partly on the face in the film. Its push F is shared over the
+ * surface pieces around it - piece e takes A_e W(x_e - x_j) (-n_e . lambda) along -n_e, with lambda such
+ * that the shares add up to F (sum_e A_e W n_e n_e^T lambda = F, made regular by a little of its trace).
+ * A push that lands in the film - the film's own edge on a curved body - is part of what the film stands
+ * for: lambda 0. Into f->share, 3 per rim particle. */
+static void share_rim_pushes(const ts_sph_model *m, size_t k, const ts_surface_samples *s, float gap, size_t n_rim,
+                             ts_film *f)
+{
+    const float h2 = m->h * m->h;
     for (size_t q = 0; q < n_rim; q++) {
         const uint32_t j = f->rim[q];
         ts_vec3 push, at, lambda = ts_v3(0, 0, 0), wall_normal;
         float distance;
         if (ts_sph_body_push(m, k, j, &push, &at) &&
-            !(ts_sph_nearest_wall(m, at, gap, &distance, &wall_normal) &&   /* not a push into the film itself */
+            !(ts_sph_nearest_wall(m, at, gap, &distance, &wall_normal) &&
               ts_v3_dot(ts_v3_sub(ts_v3(m->x[j], m->y[j], m->z[j]), at), wall_normal) < 0.0)) {
             ts_mat3 M = {{{0}}}, inverse;
             for (size_t e = 0; e < s->n; e++) {
-                const float *pe = P + 6 * e;
+                const float *pe = f->posed + 6 * e;
                 float dx = pe[0] - m->x[j], dy = pe[1] - m->y[j], dz = pe[2] - m->z[j];
                 float r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 >= h2)
                     continue;
                 const double w = s->area[e] * ts_w_poly6(&m->k, r2);
-                const double c[3] = {pe[3], pe[4], pe[5]};
                 for (int a = 0; a < 3; a++)
                     for (int b = 0; b < 3; b++)
-                        M.m[a][b] += w * c[a] * c[b];
+                        M.m[a][b] += w * pe[3 + a] * pe[3 + b];
             }
             const double regular = 0.05 * (M.m[0][0] + M.m[1][1] + M.m[2][2]);
             for (int a = 0; a < 3; a++)
@@ -202,12 +206,32 @@ ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples
         }
         f->share[3 * q] = lambda.x, f->share[3 * q + 1] = lambda.y, f->share[3 * q + 2] = lambda.z;
     }
-    const double rho0 = m->set.rest_density, soft2 = 0.25 * (double)m->spacing * m->spacing;
+}
+
+ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples *s, const ts_rigid_body *rb,
+                       ts_film *f, ts_vec3 *force, ts_vec3 *torque, ts_error *err)
+{
+    const float gap = m->spacing; /* a particle fits where the gap is 2 r_contact */
+    if (ts_grow((void **)&f->near, &f->near_cap, m->n_boundaries, sizeof *f->near) != 0 ||
+        ts_grow((void **)&f->pieces, &f->pieces_cap, s->n, sizeof *f->pieces) != 0 ||
+        ts_grow((void **)&f->posed, &f->posed_cap, 6 * s->n, sizeof *f->posed) != 0)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
+    const size_t n_near = walls_near(m, s, rb, gap, f);
+    const size_t n_pieces = n_near ? film_pieces(m, s, rb, gap, n_near, f) : 0;
+    size_t n_rim = 0;
+    ts_status st = n_pieces ? film_rim(m, n_pieces, f, &n_rim, err) : TS_OK;
+    if (st != TS_OK || n_rim == 0)
+        return st;   /* no film, or a dry one: no liquid to carry pressure in */
+    if (ts_grow((void **)&f->share, &f->share_cap, 3 * n_rim, sizeof *f->share) != 0)
+        return ts_fail(err, TS_ERR_NOMEM, "out of memory for a body's film");
+    share_rim_pushes(m, k, s, gap, n_rim, f);
+    const double rho0 = m->set.rest_density, soft2 = 0.25 * (double)m->spacing * m->spacing, h2 = m->h * m->h;
     const ts_vec3 g = ts_v3(m->set.gravity[0], m->set.gravity[1], m->set.gravity[2]);
     const double kappa = wall_push_per_pressure(m);
-    for (size_t q = 0; q < n_pieces; q++) {
+    for (size_t q = 0; q < n_pieces; q++) {   /* each piece topped up to the film's pressure there */
         const uint32_t e = f->pieces[q];
-        const ts_vec3 p = ts_v3(P[6 * e], P[6 * e + 1], P[6 * e + 2]), n = ts_v3(P[6 * e + 3], P[6 * e + 4], P[6 * e + 5]);
+        const float *P = f->posed + 6 * e;
+        const ts_vec3 p = ts_v3(P[0], P[1], P[2]), n = ts_v3(P[3], P[4], P[5]);
         double sum = 0.0, weights = 0.0, covered = 0.0;
         for (size_t c = 0; c < n_rim; c++) {
             const uint32_t j = f->rim[c];
@@ -216,7 +240,7 @@ ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples
             sum += w * (kappa * fmax(m->pr[j], 0.0) + rho0 * ts_v3_dot(g, d));   /* hydrostatic: deeper, more */
             weights += w;
             if (r2 < h2)
-                covered += fmax(-(f->share[3 * c] * n.x + f->share[3 * c + 1] * n.y + f->share[3 * c + 2] * n.z), 0.0) *
+                covered += fmax(-ts_v3_dot(ts_v3(f->share[3 * c], f->share[3 * c + 1], f->share[3 * c + 2]), n), 0.0) *
                            s->area[e] * ts_w_poly6(&m->k, r2);
         }
         double missing = sum / weights * s->area[e] - covered;
@@ -225,7 +249,6 @@ ts_status ts_film_push(const ts_sph_model *m, size_t k, const ts_surface_samples
         const ts_vec3 push = ts_v3_scale(n, -missing);
         *force = ts_v3_add(*force, push);
         *torque = ts_v3_add(*torque, ts_v3_cross(ts_v3_sub(p, rb->x), push));
-        f->area += s->area[e];
     }
     return TS_OK;
 }

@@ -11,8 +11,10 @@
  * spacing gets the pressure of the liquid at the film's rim - each rim
  * particle's pressure carried hydrostatically to the piece's height,
  * p_j + rho0 g . (x - x_j), weighted by inverse squared distance - pushing
- * along its inward normal. With no liquid at the rim (a dry floor) there is no
- * film force; once the gap is wide enough for particles, SPH takes over.
+ * along its inward normal, less what the liquid beside the film already
+ * presses into it across an edge. With no liquid at the rim (a dry floor)
+ * there is no film force; once the gap is wide enough for particles, SPH
+ * takes over.
  */
 #ifndef TSUBU_FILM_H
 #define TSUBU_FILM_H
@@ -51,7 +53,6 @@ typedef struct ts_film {
     size_t rim_cap;
     double *share;          /* 3 per rim particle: how its push on the body is shared (film.c) */
     size_t share_cap;
-    double area;            /* of the last film found: m^2 (a statistic) */
 } ts_film;
 
 void ts_film_free(ts_film *f);
