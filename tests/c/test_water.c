@@ -38,7 +38,7 @@ typedef struct scene {
 static void make_scene(scene *s)
 {
     const float wl[3] = {0, 0, 0}, wh[3] = {0.6f, 0.6f, 0.24f};
-    const float cl[3] = {0.2f, 0.2f, 0.3f}, ch[3] = {0.38f, 0.38f, 0.48f};
+    const float cl[3] = {0.2f, 0.2f, 0.0f}, ch[3] = {0.38f, 0.38f, 0.18f};   /* on the floor: the film (film.c) */
     const float tl[3] = {0.42f, 0.42f, 0.45f}, th[3] = {0.54f, 0.54f, 0.57f};
     s->water = make_box(wl, wh);
     s->crate = make_box(cl, ch);
