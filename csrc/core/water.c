@@ -2,19 +2,19 @@
  *
  * One substep (step()):
  *   1. the fluid is sorted into grid-cell order (a cell range of the grid is
- *      then an index range of the arrays); rigid particles take their body's
- *      pose and get a grid of their own; inflow objects top up their volume;
+ *      then an index range of the arrays); inflow objects top up their volume;
  *   2. density of every fluid particle, eq. 3.5, with the wall weight of
- *      colliders and domain sides; pressure from the equation of state; the
+ *      colliders, domain sides and rigid bodies (each body's own, from its
+ *      shape: wall_field.h); pressure from the equation of state; the
  *      neighbours found are kept for step 3 (this search and step 3's pair
  *      loop are in sph_loops.c, in an AVX2 and a portable form);
  *   3. acceleration of every fluid particle: pressure (eq. 3.16, or the
  *      symmetric WCSPH form), viscosity (eq. 3.19 and artificial viscosity),
- *      surface tension (eqs. 3.20-3.23), walls, gravity; rigid particles act
- *      with mirrored pressure (p_b = p_i, rho_b = rho_i; eq. 3.35 clamps
- *      pressure on rigid bodies at zero in Mueller's form);
- *   4. the reaction on each rigid particle (the same pair terms, negated),
- *      summed per body in a fixed order into force and torque;
+ *      surface tension (eqs. 3.20-3.23), walls, gravity; a body's surface
+ *      pushes with the particle's own pressure (mirrored, as eq. 3.35);
+ *   4. the reaction on each body, particle by particle in a fixed order, plus
+ *      the film's pressure where it is closer to a wall than a particle fits
+ *      (film.h), into force and torque;
  *   5. leap-frog (eqs. 3.42-3.43: velocities live at half steps), walls
  *      projected, bodies integrated (rigid.h) and their contacts resolved.
  * Every loop over particles is in gather form, so the results are the same
@@ -334,9 +334,10 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         TS_WORK_COLUMN("rlx", &w->rlx, sizeof(float)), TS_WORK_COLUMN("rly", &w->rly, sizeof(float)),
         TS_WORK_COLUMN("rlz", &w->rlz, sizeof(float)), TS_WORK_COLUMN("rbody", &w->rbody, sizeof(uint32_t)),
     };
+    ts_particles_init(&w->samples, "body samples", 0);
     st = ts_sph_init(&w->sph, &set, err);
     if (st == TS_OK)
-        ts_particles_init(&w->samples, "body samples", 0), st = ts_particles_register(&w->samples, body_frame, 4, err);
+        st = ts_particles_register(&w->samples, body_frame, 4, err);
     w->now = (ts_step_context){p->frame_start, 1.0 / p->fps, 0.0, 0.0, 0.0};
     w->colliders = calloc(counts[TS_WATER_OBSTACLE] + 1, sizeof *w->colliders);
     w->bodies = calloc(counts[TS_WATER_RIGID] + 1, sizeof *w->bodies);
@@ -377,9 +378,9 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
                      "Domain the Fluid or Inflow role (liquid inside obstacles or bodies is left out)");
     if (st == TS_OK) {
         st = ts_sph_alloc(&w->sph, (size_t)budget, err);
-    w->samples.max = rigid.n;
-    if (st == TS_OK && (st = ts_particles_reserve(&w->samples, rigid.n, err)) == TS_OK)
-        w->samples.n = rigid.n;
+        w->samples.max = rigid.n;
+        if (st == TS_OK && (st = ts_particles_reserve(&w->samples, rigid.n, err)) == TS_OK)
+            w->samples.n = rigid.n;
     }
     if (st == TS_OK) {
         float *dst[6] = {w->sph.x, w->sph.y, w->sph.z, w->sph.vx, w->sph.vy, w->sph.vz};
@@ -439,7 +440,7 @@ static size_t emit(ts_water *w)
     return n;
 }
 
-/* --------------------------------------------------------------- the grid */
+/* ----------------------------------------------------------------- bodies */
 
 /* Contacts of a body against colliders and the domain sides: the deepest
  * penetrating particle per wall, resolved by an impulse (rigid.h). */
@@ -563,12 +564,6 @@ static ts_status water_stable_dt(void *state, double *dt, ts_error *err)
     return TS_OK;
 }
 
-/* The lists when stale, the bodies' particles posed and gridded. */
-static ts_status build_grids(ts_water *w, ts_error *err)
-{
-    return ts_sph_build(&w->sph, err);
-}
-
 static ts_status check_finite(const ts_water *w, ts_error *err)
 {
     int bad = !ts_sph_all_finite(&w->sph);
@@ -587,10 +582,10 @@ static ts_status water_step(void *state, const ts_step_context *now, ts_error *e
     ts_water *w = state;
     ts_sph_model *m = &w->sph;
     w->now = *now;
-    ts_status st = build_grids(w, err);
+    ts_status st = ts_sph_build(m, err);
     if (st == TS_OK && w->n_inflows > 0 && emit(w) > 0) {
         m->lists_stale = 1; /* the new particles take their place in cell order and in the lists */
-        st = build_grids(w, err);
+        st = ts_sph_build(m, err);
     }
     if (st != TS_OK)
         return st;
