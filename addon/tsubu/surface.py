@@ -17,7 +17,7 @@ from ._native import _core
 from .cache import Cache, frame_path, read_particles
 from .errors import CancelledError, ValidationError
 
-SETTINGS = ("surface_radius_scale", "surface_voxel_ratio", "surface_smoothing")
+SETTINGS = ("surface_method", "surface_radius_scale", "surface_voxel_ratio", "surface_smoothing")
 STREAM = "surface"
 
 
@@ -71,7 +71,8 @@ def rebuild_steps(folder, settings=None):
     for done, frame in enumerate(frames, start=1):
         positions = read_particles(frame_path(cache.folder, source, frame))["position"]
         grid = _core.surface_level_set(positions, params["particle_radius"], params["surface_radius_scale"],
-                                       params["surface_voxel_ratio"], params["surface_smoothing"])
+                                       params["surface_voxel_ratio"], params["surface_smoothing"],
+                                       params.get("surface_method", "spheres"))  # caches from before the method
         _core.write_vdb(frame_path(cache.folder, STREAM, frame, "volume"), [grid])
         if done == 1:  # from the first new frame on, the manifest names the settings the files are made with
             cache.update(parameters=dict(params, write_surface=True))

@@ -133,6 +133,7 @@ static const ts_param_def PARAMS[] = {
     TS_LONG(P, max_particles, 1, 200e6, 4e6),
     TS_BOOL(P, write_surface, 1),
     TS_BOOL(P, write_skin, 0),
+    TS_ENUM(P, surface_method, TS_SURFACE_ANISOTROPIC, "anisotropic", "spheres"),
     TS_REAL(P, surface_voxel_ratio, 0.1, 4.0, 0.5),
     TS_REAL(P, surface_radius_scale, 0.5, 4.0, 2.0),
     TS_INT(P, surface_smoothing, 0, 20, 4),
@@ -1317,7 +1318,7 @@ static ts_status elastoplastic_write_frame(void *state, ts_frame_output *out, ts
     free(J);
     free(plastic);
     if (st == TS_OK && e->p.write_surface) {
-        const ts_surface_settings surface = {e->p.particle_radius, e->p.surface_radius_scale, e->p.surface_voxel_ratio,
+        const ts_surface_settings surface = {e->p.surface_method, e->p.particle_radius, e->p.surface_radius_scale, e->p.surface_voxel_ratio,
                                              e->p.surface_smoothing};
         st = ts_output_surface(out, "surface", &surface, e->x, e->y, e->z, n, err);
     }

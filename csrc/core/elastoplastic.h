@@ -65,6 +65,7 @@ typedef struct ts_elastoplastic_params {
     long max_particles;             /* masters + slaves */
     int write_surface;
     int write_skin;                 /* the bodies' meshes carried by the masters: stream "skin" */
+    int surface_method;          /* ts_surface_method */
     double surface_voxel_ratio, surface_radius_scale;
     int surface_smoothing;
     int frame_start;

@@ -103,6 +103,7 @@ static const ts_param_def PARAMS[] = {
     TS_INT(P, rain_drop_particles, 1, 27, 5),
     TS_REAL(P, rain_speed, 0.0, 100.0, 4.0),
     TS_BOOL(P, write_surface, 0),
+    TS_ENUM(P, surface_method, TS_SURFACE_ANISOTROPIC, "anisotropic", "spheres"),
     TS_REAL(P, surface_voxel_ratio, 0.1, 4.0, 0.5),
     TS_REAL(P, surface_radius_scale, 0.5, 4.0, 2.0),
     TS_INT(P, surface_smoothing, 0, 20, 4),
@@ -808,7 +809,7 @@ static ts_status erosion_write_frame(void *state, ts_frame_output *out, ts_error
             st = ts_output_particles(out, "budget", &b, err);
     }
     if (st == TS_OK && e->p.write_surface) {
-        const ts_surface_settings surface = {e->p.particle_radius, e->p.surface_radius_scale, e->p.surface_voxel_ratio,
+        const ts_surface_settings surface = {e->p.surface_method, e->p.particle_radius, e->p.surface_radius_scale, e->p.surface_voxel_ratio,
                                              e->p.surface_smoothing};
         st = ts_output_surface(out, "surface", &surface, m->x, m->y, m->z, n, err);
     }

@@ -64,6 +64,7 @@ typedef struct ts_erosion_params {
     int rain_drop_particles;     /* particles per drop (the paper: 5) */
     double rain_speed;           /* m/s: falling speed of new drops */
     int write_surface;
+    int surface_method;          /* ts_surface_method */
     double surface_voxel_ratio, surface_radius_scale;
     int surface_smoothing;
     double domain_min[3], domain_max[3];

@@ -1,4 +1,4 @@
-/* surface.c - particles to a smoothed level set, written per frame (see surface.h). */
+/* surface.c - particles to a level set by either method, written per frame (see surface.h). */
 #include "surface.h"
 
 #include "../vdb/tsubu_vdb.h"
@@ -6,6 +6,8 @@
 ts_status ts_surface_level_set(const ts_surface_settings *s, const float *x, const float *y, const float *z, size_t n,
                                tsvdb_grid **out, ts_error *err)
 {
+    if (s->method == TS_SURFACE_ANISOTROPIC)
+        return ts_surface_anisotropic(s, x, y, z, n, out, err);
     tsvdb_grid *g = NULL;
     const double r = s->particle_radius, radius = r * s->radius_scale;
     ts_status st = tsvdb_particles_to_level_set(x, y, z, NULL, (float)radius, n, r * s->voxel_ratio, 3.0, &g, err);

@@ -1,11 +1,18 @@
 /* surface.h - a liquid surface from particles, as a level-set volume frame.
  *
- * Spheres of radius_scale x the particle radius around every particle are
- * rasterised into a narrow-band level set (voxels of voxel_ratio x the
- * radius), smoothed by Gaussian passes and eroded back by most of the extra
- * radius, so the surface is smooth and the liquid keeps its volume. Blender
- * meshes the grid 'surface' with Volume to Mesh. Used by every particle
- * effect with a surface (water, erosion, elastoplastic).
+ * Two methods, shared by every particle effect with a surface (water,
+ * erosion, elastoplastic); Blender meshes the grid 'surface' with Volume to
+ * Mesh.
+ *
+ * Anisotropic (the default; Yu & Turk 2013, "Reconstructing surfaces of
+ * particle-based fluids using anisotropic kernels"): each particle's kernel
+ * is stretched along its neighbourhood's spread, flat where the liquid is
+ * flat, so still water is glass-smooth and a sheet stays one spacing thin;
+ * see surface_anisotropic.c.
+ *
+ * Spheres (the coarse preview): spheres of radius_scale x the particle
+ * radius are rasterised into a narrow-band level set, smoothed by Gaussian
+ * passes and eroded back by most of the extra radius.
  */
 #ifndef TSUBU_SURFACE_H
 #define TSUBU_SURFACE_H
@@ -15,11 +22,15 @@
 #include "frameloop.h"
 #include "status.h"
 
+/* In the order of the schema's `surface_method` items. */
+typedef enum ts_surface_method { TS_SURFACE_ANISOTROPIC = 0, TS_SURFACE_SPHERES = 1 } ts_surface_method;
+
 typedef struct ts_surface_settings {
-    double particle_radius;   /* m */
-    double radius_scale;      /* sphere radius / particle radius, >= 1 */
+    int method;               /* ts_surface_method */
+    double particle_radius;   /* m; the particles' rest spacing is twice it */
+    double radius_scale;      /* spheres: sphere radius / particle radius, >= 1 */
     double voxel_ratio;       /* voxel size / particle radius */
-    int smoothing;            /* Gaussian passes; 0 keeps the union of spheres */
+    int smoothing;            /* spheres: Gaussian passes; 0 keeps the union of spheres */
 } ts_surface_settings;
 
 /* The level set 'surface' of n particles (the caller frees *out with tsvdb_grid_free). Also what
@@ -27,6 +38,10 @@ typedef struct ts_surface_settings {
 struct tsvdb_grid;
 ts_status ts_surface_level_set(const ts_surface_settings *s, const float *x, const float *y, const float *z, size_t n,
                                struct tsvdb_grid **out, ts_error *err);
+
+/* The anisotropic method (surface_anisotropic.c). */
+ts_status ts_surface_anisotropic(const ts_surface_settings *s, const float *x, const float *y, const float *z,
+                                 size_t n, struct tsvdb_grid **out, ts_error *err);
 
 /* Write DIR/<stream>/<stream>_<frame>.vdb with the grid 'surface'. */
 ts_status ts_output_surface(ts_frame_output *out, const char *stream, const ts_surface_settings *s, const float *x,

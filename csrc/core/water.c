@@ -104,6 +104,7 @@ static const ts_param_def PARAMS[] = {
     TS_REAL(P, cfl_number, 0.01, 1.0, 0.4),
     TS_LONG(P, max_particles, 1, 200e6, 4e6),
     TS_BOOL(P, write_surface, 1),
+    TS_ENUM(P, surface_method, TS_SURFACE_ANISOTROPIC, "anisotropic", "spheres"),
     TS_REAL(P, surface_voxel_ratio, 0.1, 4.0, 0.5),
     TS_REAL(P, surface_radius_scale, 0.5, 4.0, 2.0),
     TS_INT(P, surface_smoothing, 0, 20, 4),
@@ -642,7 +643,7 @@ static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *
     if (st == TS_OK && w->n_bodies > 0)
         st = ts_output_transforms(out, "rigid", w->n_bodies, body_pose, w, err);
     if (st == TS_OK && w->p.write_surface) {
-        const ts_surface_settings surface = {w->p.particle_radius, w->p.surface_radius_scale, w->p.surface_voxel_ratio,
+        const ts_surface_settings surface = {w->p.surface_method, w->p.particle_radius, w->p.surface_radius_scale, w->p.surface_voxel_ratio,
                                              w->p.surface_smoothing};
         st = ts_output_surface(out, "surface", &surface, w->sph.x, w->sph.y, w->sph.z, w->sph.fluid.n, err);
     }

@@ -64,6 +64,7 @@ typedef struct ts_water_params {
     double cfl_number;
     long max_particles;
     int write_surface;
+    int surface_method;          /* ts_surface_method */
     double surface_voxel_ratio, surface_radius_scale;
     int surface_smoothing;       /* Gaussian passes over the surface level set */
     double domain_min[3], domain_max[3];

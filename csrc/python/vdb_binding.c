@@ -11,6 +11,7 @@
 #include "binding.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/surface.h"
 #include "vdb/tsubu_vdb.h"
@@ -255,12 +256,23 @@ static PyObject *particles_to_level_set(PyObject *self, PyObject *args, PyObject
 static PyObject *surface_level_set(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *names[] = {"positions", "particle_radius", "radius_scale", "voxel_ratio", "smoothing", NULL};
+    static char *names[] = {"positions", "particle_radius", "radius_scale", "voxel_ratio", "smoothing", "method",
+                            NULL};
     PyObject *pos_obj;
+    const char *method = "spheres";
     ts_surface_settings s;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Odddi", names, &pos_obj, &s.particle_radius, &s.radius_scale,
-                                     &s.voxel_ratio, &s.smoothing))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Odddi|s", names, &pos_obj, &s.particle_radius, &s.radius_scale,
+                                     &s.voxel_ratio, &s.smoothing, &method))
         return NULL;
+    if (strcmp(method, "anisotropic") == 0)
+        s.method = TS_SURFACE_ANISOTROPIC;
+    else if (strcmp(method, "spheres") == 0)
+        s.method = TS_SURFACE_SPHERES;
+    else {
+        PyErr_Format(PyExc_ValueError, "surface_level_set: method must be 'anisotropic' or 'spheres' (got '%.40s')",
+                     method);
+        return NULL;
+    }
     if (!(s.particle_radius > 0) || !(s.radius_scale >= 0.5) || !(s.voxel_ratio >= 0.05) || s.smoothing < 0) {
         PyErr_SetString(PyExc_ValueError, "surface_level_set: particle_radius > 0, radius_scale >= 0.5, "
                                           "voxel_ratio >= 0.05 and smoothing >= 0 expected");
@@ -405,7 +417,8 @@ PyMethodDef tsubu_vdb_methods[] = {
     {"particles_to_level_set", (PyCFunction)(void (*)(void))particles_to_level_set, METH_VARARGS | METH_KEYWORDS,
      "particles_to_level_set(positions (N,3), radius (float or (N,)), voxel_size, half_width=3.0) -> Grid 'surface'"},
     {"surface_level_set", (PyCFunction)(void (*)(void))surface_level_set, METH_VARARGS | METH_KEYWORDS,
-     "surface_level_set(positions (N,3), particle_radius, radius_scale, voxel_ratio, smoothing) -> Grid 'surface':\n"
+     "surface_level_set(positions (N,3), particle_radius, radius_scale, voxel_ratio, smoothing, method='spheres') "
+     "-> Grid 'surface':\n"
      "the liquid surface exactly as the bake writes it (used by Rebuild Surface)"},
     {"mesh_to_level_set", (PyCFunction)(void (*)(void))mesh_to_level_set, METH_VARARGS | METH_KEYWORDS,
      "mesh_to_level_set(vertices (N,3), triangles (M,3), voxel_size, half_width=3.0) -> Grid"},

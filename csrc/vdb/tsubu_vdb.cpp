@@ -263,6 +263,41 @@ ts_status tsvdb_particles_to_level_set(const float *x, const float *y, const flo
     });
 }
 
+ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size_t count, const int32_t *origins,
+                                      const float *values, const uint64_t *active, tsvdb_grid **out, ts_error *err)
+{
+    return guarded(err, "level set from leaves", [&] {
+        ts_status st = check_voxel(voxel_size, "level set from leaves", err);
+        if (st != TS_OK)
+            return st;
+        using Leaf = openvdb::FloatTree::LeafNodeType;
+        static_assert(Leaf::SIZE == 512, "leaves of 8^3 voxels");
+        auto grid = openvdb::createLevelSet<openvdb::FloatGrid>(voxel_size, half_width);
+        grid->setName("surface");
+        const float background = grid->background();
+        for (size_t k = 0; k < count; k++) {
+            const openvdb::Coord origin(origins[3 * k], origins[3 * k + 1], origins[3 * k + 2]);
+            if ((origin.x() & 7) || (origin.y() & 7) || (origin.z() & 7))
+                return ts_fail(err, TS_ERR_INVALID, "level set from leaves: leaf %zu is not on the 8-voxel lattice",
+                               k);
+            auto *leaf = new Leaf(origin, background);
+            const float *v = values + 512 * k;
+            const uint64_t *on = active + 8 * k;
+            for (openvdb::Index i = 0; i < Leaf::SIZE; i++) {
+                if ((on[i >> 6] >> (i & 63)) & 1u)
+                    leaf->setValueOn(i, v[i]);
+                else
+                    leaf->setValueOnly(i, v[i]);
+            }
+            grid->tree().addLeaf(leaf); // the tree owns it now
+        }
+        openvdb::tools::signedFloodFill(grid->tree());
+        openvdb::tools::pruneLevelSet(grid->tree());
+        *out = wrap(grid);
+        return TS_OK;
+    });
+}
+
 ts_status tsvdb_level_set_smooth(tsvdb_grid *g, int iterations, double offset, ts_error *err)
 {
     return guarded(err, "smooth level set", [&] {

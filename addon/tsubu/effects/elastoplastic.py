@@ -9,6 +9,7 @@ from .._native import _core
 from ..baking import core_runner, register_runner
 from ..schema import Param, Role, Schema, register
 from ..transforms import object_input, relative_motion
+from .surface_params import surface_params
 
 PARAMS = (
     Param("particle_radius", "float", 0.005, "Half the spacing of the master particles; sets the resolution",
@@ -53,12 +54,7 @@ PARAMS = (
           "materials", group="Output"),
     Param("write_skin", "bool", False, "Carry the body's own mesh with the particles (its UVs and materials "
           "follow the deformation): a 'skin' stream per frame, an alternative to the surface", group="Output"),
-    Param("surface_voxel_ratio", "float", 0.5, "Surface voxel size as a fraction of the particle radius", min=0.1,
-          max=4.0, group="Output", advanced=True, label="Voxel Ratio"),
-    Param("surface_radius_scale", "float", 2.0, "Sphere radius per particle in the surface, x the particle radius",
-          min=0.5, max=4.0, group="Output", advanced=True, label="Radius Scale"),
-    Param("surface_smoothing", "int", 4, "Smoothing passes over the surface", min=0, max=20, group="Output",
-          advanced=True, label="Smoothing"),
+    *surface_params(advanced=True),
 )
 
 ROLES = (

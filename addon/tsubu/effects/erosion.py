@@ -12,6 +12,7 @@ from .._native import _core
 from ..baking import core_runner, register_runner
 from ..schema import Param, Role, Schema, register
 from ..transforms import object_input, relative_motion
+from .surface_params import surface_params
 
 PARAMS = (
     Param("particle_radius", "float", 0.02, "Half the spacing of water particles; sets the water's resolution",
@@ -72,12 +73,7 @@ PARAMS = (
     Param("max_particles", "int", 4_000_000, "Memory budget: rain and inflows pause while the water holds this "
           "many particles", min=1, max=200_000_000, group="Time", advanced=True),
     Param("write_surface", "bool", False, "Write a water surface level set per frame for meshing", group="Output"),
-    Param("surface_voxel_ratio", "float", 0.5, "Surface voxel size as a fraction of the particle radius",
-          min=0.1, max=4.0, group="Output", advanced=True, label="Voxel Ratio"),
-    Param("surface_radius_scale", "float", 2.0, "Sphere radius per particle in the surface, x the particle radius",
-          min=0.5, max=4.0, group="Output", advanced=True, label="Radius Scale"),
-    Param("surface_smoothing", "int", 4, "Smoothing passes over the water surface", min=0, max=20,
-          group="Output", advanced=True, label="Smoothing"),
+    *surface_params(advanced=True),
 )
 
 FRAMES = (

@@ -9,6 +9,7 @@ from .._native import _core
 from ..baking import core_runner, register_runner
 from ..schema import Param, Role, Schema, register
 from ..transforms import object_input, relative_motion
+from .surface_params import surface_params
 
 SOLVERS = (
     ("wcsph", "Weakly compressible",
@@ -56,12 +57,7 @@ PARAMS = (
     Param("max_particles", "int", 4_000_000, "Memory budget: a bake that would need more particles stops before it "
           "starts", min=1, max=200_000_000, group="Time", advanced=True),
     Param("write_surface", "bool", True, "Write a level set 'surface' per frame for meshing", group="Output"),
-    Param("surface_voxel_ratio", "float", 0.5, "Surface voxel size as a fraction of the particle radius",
-          min=0.1, max=4.0, group="Output", label="Voxel Ratio"),
-    Param("surface_radius_scale", "float", 2.0, "Sphere radius per particle in the surface, x the particle radius",
-          min=0.5, max=4.0, group="Output", label="Radius Scale"),
-    Param("surface_smoothing", "int", 4, "Smoothing passes over the surface (0: the raw union of spheres)",
-          min=0, max=20, group="Output", label="Smoothing"),
+    *surface_params(advanced=False),
 )
 
 VELOCITY = Param("initial_velocity", "vector", (0.0, 0.0, 0.0), "Velocity at the start", unit="m/s",

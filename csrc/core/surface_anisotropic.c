@@ -1,0 +1,419 @@
+/* surface_anisotropic.c - the liquid surface from anisotropic kernels (Yu & Turk 2013).
+ *
+ * A sum of round kernels is as bumpy as the particles under it: a still
+ * pool reads as a heap of spheres. Yu & Turk give every particle a kernel
+ * shaped by its neighbourhood instead:
+ *
+ *   1. smoothed centres: x_i' = x_i + lambda (xw_i - x_i), xw_i the weighted
+ *      mean of the neighbours within R (weights w = 1 - (|x_ij| / R)^3);
+ *   2. the weighted covariance C_i of the neighbours around xw_i, and its
+ *      eigen-decomposition C = Q diag(sigma) Q^T;
+ *   3. the kernel's axes along Q (the covariance's eigenvectors), their
+ *      lengths h s_k in proportion to the variances sigma_k (clamped to at
+ *      least sigma_max / 4), scaled so that s_1 s_2 s_3 = 1 and det G =
+ *      1 / h^3: stretching moves no liquid. G = Q diag(1 / (h s_k)) Q^T;
+ *   4. particles with fewer than N_eps neighbours (spray) get a round kernel
+ *      of one spacing, a drop of about the particle's size;
+ *   5. the volume fraction phi(x) = sum_j V W(G_j (x - x_j')) (W the poly6
+ *      profile, V = (2 r)^3), whose level 1/2 is the surface: on a full,
+ *      flat half-space of particles it lies half a spacing above the top
+ *      layer's centres, where the liquid's volume ends.
+ *
+ * Where this differs from the paper: kernels keep their volume (step 3)
+ * instead of the paper's k_s scaling, so a surface particle's kernel holds
+ * as much liquid as an inner one's; axes follow the variances, not their
+ * square roots, because at a flat surface the one-sided neighbourhood's
+ * variances differ by only about 2:1 and the square root left the kernels
+ * nearly round (measured: no smoother than spheres); lambda is 1/2, not
+ * 0.9, because the smoothing pulls the top layer down by lambda x its
+ * one-sided mean (a flat surface sits 0.19 spacings low at 1/2).
+ *
+ * The field is evaluated only in the 8^3 leaves near particles whose
+ * neighbourhood is cut by the surface, as (1/2 - phi) / |grad phi| with a
+ * flat surface's gradient (phi is smooth, so Volume to Mesh and the band
+ * need no more than a distance near the surface), and OpenVDB fills the
+ * space between leaves inside or outside. Each voxel sums its particles in the neighbour grid's order,
+ * so the grid has the same bits for any number of threads.
+ */
+#include "surface.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../vdb/tsubu_vdb.h"
+#include "grid.h"
+#include "vecmath.h"
+
+/* In particle spacings d = 2 r. */
+#define NEIGHBOURHOOD 2.0   /* R: the neighbourhood whose spread shapes a kernel */
+#define SUPPORT 2.0         /* h: a kernel's support before stretching */
+#define SPRAY_SUPPORT 1.0   /* a spray particle's round kernel: a drop of radius 1.14 r */
+#define SMOOTHING 0.5       /* lambda */
+#define MAX_AXIS_RATIO 4.0  /* the longest axis of a kernel at most 4 x its shortest */
+#define SPRAY_NEIGHBOURS 6  /* N_eps */
+#define LEVEL 0.5           /* the volume fraction at the surface */
+#define BAND 3.0            /* voxels kept active on each side of the surface, in voxels */
+
+#define LEAF 8
+#define LEAF_VOXELS 512
+
+/* Per particle, in the order of the grid over the smoothed centres. */
+typedef struct kernels {
+    float *cx, *cy, *cz;  /* smoothed centre */
+    float *g;             /* G, 6 per particle: xx yy zz xy xz yz (1/m) */
+    float *ex, *ey, *ez;  /* half extents of the support's bounding box (m) */
+    float *scale;         /* V x poly6 normalisation x det G */
+    unsigned char *cut;   /* the neighbourhood is cut by the surface */
+} kernels;
+
+static void kernels_free(kernels *k)
+{
+    free(k->cx), free(k->cy), free(k->cz), free(k->g), free(k->ex), free(k->ey), free(k->ez), free(k->scale);
+    free(k->cut);
+    memset(k, 0, sizeof *k);
+}
+
+static ts_status kernels_alloc(kernels *k, size_t n, ts_error *err)
+{
+    memset(k, 0, sizeof *k);
+    const size_t m = n ? n : 1;
+    k->cx = malloc(m * sizeof(float)), k->cy = malloc(m * sizeof(float)), k->cz = malloc(m * sizeof(float));
+    k->g = malloc(6 * m * sizeof(float));
+    k->ex = malloc(m * sizeof(float)), k->ey = malloc(m * sizeof(float)), k->ez = malloc(m * sizeof(float));
+    k->scale = malloc(m * sizeof(float));
+    k->cut = malloc(m);
+    if (!k->cx || !k->cy || !k->cz || !k->g || !k->ex || !k->ey || !k->ez || !k->scale || !k->cut) {
+        kernels_free(k);
+        return ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu particles' kernels", n);
+    }
+    return TS_OK;
+}
+
+/* Steps 1-4 for particle i (input order), written at slot `at`. */
+static void shape_kernel(const ts_grid *grid, const float *x, const float *y, const float *z, size_t i, double d,
+                         const kernels *k, size_t at)
+{
+    const double R = NEIGHBOURHOOD * d, h = SUPPORT * d;
+    ts_neighbor_ranges nr;
+    ts_grid_neighbor_ranges(grid, x[i], y[i], z[i], &nr);
+    double wsum = 0.0, m[3] = {0.0, 0.0, 0.0}, s[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int neighbours = 0;
+    for (int r = 0; r < nr.n; r++)
+        for (uint32_t q = nr.begin[r]; q < nr.end[r]; q++) {
+            const uint32_t j = grid->sorted[q];
+            const double dx = (double)x[j] - x[i], dy = (double)y[j] - y[i], dz = (double)z[j] - z[i];
+            const double d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 >= R * R)
+                continue;
+            const double u = sqrt(d2) / R, w = 1.0 - u * u * u;
+            wsum += w;
+            m[0] += w * dx, m[1] += w * dy, m[2] += w * dz;
+            s[0] += w * dx * dx, s[1] += w * dy * dy, s[2] += w * dz * dz;
+            s[3] += w * dx * dy, s[4] += w * dx * dz, s[5] += w * dy * dz;
+            neighbours += j != i;
+        }
+    for (int a = 0; a < 3; a++)
+        m[a] /= wsum; /* wsum >= 1: the particle itself */
+    k->cx[at] = (float)(x[i] + SMOOTHING * m[0]);
+    k->cy[at] = (float)(y[i] + SMOOTHING * m[1]);
+    k->cz[at] = (float)(z[i] + SMOOTHING * m[2]);
+    /* A full neighbourhood of spacing d weighs (2 pi / 3) (R / d)^3 and is centred on the particle. */
+    const double full = 2.0 * M_PI / 3.0 * pow(NEIGHBOURHOOD, 3.0);
+    const double offset = sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+    k->cut[at] = wsum < 0.8 * full || offset > 0.1 * d;
+
+    float *g = k->g + 6 * at;
+    double support = h, axis[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, stretch[3] = {1.0, 1.0, 1.0};
+    if (neighbours < SPRAY_NEIGHBOURS) {
+        support = SPRAY_SUPPORT * d;
+    } else {
+        ts_mat3 c = {{{s[0] / wsum - m[0] * m[0], s[3] / wsum - m[0] * m[1], s[4] / wsum - m[0] * m[2]},
+                      {0.0, s[1] / wsum - m[1] * m[1], s[5] / wsum - m[1] * m[2]},
+                      {0.0, 0.0, s[2] / wsum - m[2] * m[2]}}};
+        c.m[1][0] = c.m[0][1], c.m[2][0] = c.m[0][2], c.m[2][1] = c.m[1][2];
+        ts_mat3 q;
+        double sigma[3];
+        ts_sym_eigen3(c, &q, sigma);
+        const double top = fmax(sigma[0], fmax(sigma[1], sigma[2]));
+        if (top > 1e-12 * d * d) {
+            double product = 1.0;
+            for (int a = 0; a < 3; a++) {
+                stretch[a] = fmax(fmax(sigma[a], 0.0) / top, 1.0 / MAX_AXIS_RATIO);
+                product *= stretch[a];
+            }
+            const double mean = cbrt(product);
+            for (int a = 0; a < 3; a++) {
+                stretch[a] /= mean;
+                for (int b = 0; b < 3; b++)
+                    axis[b][a] = q.m[b][a]; /* column a: the eigenvector of sigma[a] */
+            }
+        }
+    }
+    /* G = Q diag(1 / (support s_a)) Q^T; the bounding box of {|G x| <= 1} has half extents
+     * support sqrt(sum_a Q_ba^2 s_a^2) */
+    double gm[3][3], ext[3];
+    for (int b = 0; b < 3; b++) {
+        double e2 = 0.0;
+        for (int a = 0; a < 3; a++)
+            e2 += axis[b][a] * axis[b][a] * stretch[a] * stretch[a];
+        ext[b] = support * sqrt(e2);
+        for (int c2 = 0; c2 < 3; c2++) {
+            double v = 0.0;
+            for (int a = 0; a < 3; a++)
+                v += axis[b][a] * axis[c2][a] / (support * stretch[a]);
+            gm[b][c2] = v;
+        }
+    }
+    g[0] = (float)gm[0][0], g[1] = (float)gm[1][1], g[2] = (float)gm[2][2];
+    g[3] = (float)gm[0][1], g[4] = (float)gm[0][2], g[5] = (float)gm[1][2];
+    k->ex[at] = (float)ext[0], k->ey[at] = (float)ext[1], k->ez[at] = (float)ext[2];
+    const double volume = d * d * d;
+    k->scale[at] = (float)(volume * 315.0 / (64.0 * M_PI * support * support * support));
+}
+
+/* Leaves as keys: three 21-bit fields of leaf coordinates offset by 2^20. */
+#define KEY_BITS 21
+#define KEY_HALF (1 << (KEY_BITS - 1))
+
+static uint64_t leaf_key(int64_t a, int64_t b, int64_t c)
+{
+    return ((uint64_t)(a + KEY_HALF) << (2 * KEY_BITS)) | ((uint64_t)(b + KEY_HALF) << KEY_BITS) |
+           (uint64_t)(c + KEY_HALF);
+}
+
+static void key_leaf(uint64_t key, int32_t origin[3])
+{
+    const uint64_t mask = ((uint64_t)1 << KEY_BITS) - 1;
+    origin[0] = (int32_t)((int64_t)((key >> (2 * KEY_BITS)) & mask) - KEY_HALF) * LEAF;
+    origin[1] = (int32_t)((int64_t)((key >> KEY_BITS) & mask) - KEY_HALF) * LEAF;
+    origin[2] = (int32_t)((int64_t)(key & mask) - KEY_HALF) * LEAF;
+}
+
+/* An open-addressing set of keys (key 0 cannot occur: coordinates are offset). */
+typedef struct key_set {
+    uint64_t *slot;
+    size_t capacity, count;
+} key_set;
+
+static ts_status key_set_add(key_set *s, uint64_t key, ts_error *err)
+{
+    if (2 * (s->count + 1) > s->capacity) {
+        const size_t capacity = s->capacity ? 2 * s->capacity : 4096;
+        uint64_t *slot = calloc(capacity, sizeof *slot);
+        if (!slot)
+            return ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu leaves", s->count);
+        for (size_t i = 0; i < s->capacity; i++)
+            if (s->slot[i]) {
+                size_t at = (size_t)((s->slot[i] * 0x9E3779B97F4A7C15ull) >> 20) & (capacity - 1);
+                while (slot[at])
+                    at = (at + 1) & (capacity - 1);
+                slot[at] = s->slot[i];
+            }
+        free(s->slot);
+        s->slot = slot, s->capacity = capacity;
+    }
+    size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (s->capacity - 1);
+    while (s->slot[at] && s->slot[at] != key)
+        at = (at + 1) & (s->capacity - 1);
+    if (!s->slot[at])
+        s->slot[at] = key, s->count++;
+    return TS_OK;
+}
+
+static int compare_keys(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The leaves within `margin` of a particle whose neighbourhood the surface cuts, in key order. */
+static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double margin, uint64_t **keys,
+                                size_t *count, ts_error *err)
+{
+    key_set set = {NULL, 0, 0};
+    ts_status st = TS_OK;
+    const double limit = (double)(KEY_HALF - 2) * LEAF;
+    for (size_t i = 0; i < n && st == TS_OK; i++) {
+        if (!k->cut[i])
+            continue;
+        const double c[3] = {k->cx[i] / voxel, k->cy[i] / voxel, k->cz[i] / voxel}, e = margin / voxel;
+        int64_t lo[3] = {0, 0, 0}, hi[3] = {-1, -1, -1};
+        for (int a = 0; a < 3; a++) {
+            if (!(fabs(c[a]) < limit)) {
+                st = ts_fail(err, TS_ERR_INVALID, "surface: a particle at %g m is too far from the origin for "
+                             "voxels of %g m; use a larger voxel ratio", c[a] * voxel, voxel);
+                break;
+            }
+            lo[a] = (int64_t)floor(floor(c[a] - e) / LEAF);
+            hi[a] = (int64_t)floor(ceil(c[a] + e) / LEAF);
+        }
+        for (int64_t a = lo[0]; st == TS_OK && a <= hi[0]; a++)
+            for (int64_t b = lo[1]; b <= hi[1] && st == TS_OK; b++)
+                for (int64_t c2 = lo[2]; c2 <= hi[2] && st == TS_OK; c2++)
+                    st = key_set_add(&set, leaf_key(a, b, c2), err);
+    }
+    if (st != TS_OK) {
+        free(set.slot);
+        return st;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < set.capacity; i++)
+        if (set.slot[i])
+            set.slot[m++] = set.slot[i];
+    qsort(set.slot, m, sizeof *set.slot, compare_keys);
+    *keys = set.slot, *count = m;
+    return TS_OK;
+}
+
+/* Step 5 over one leaf: phi at the 512 voxel centres, from every kernel that reaches the leaf, as the
+ * distance (1/2 - phi) / |grad phi| with the gradient of a flat surface, clamped to the band. */
+static void evaluate_leaf(const ts_grid *grid, const kernels *k, const int32_t origin[3], double voxel,
+                          double reach, double flat_gradient, float *value, uint64_t *active)
+{
+    float phi[LEAF_VOXELS];
+    memset(phi, 0, sizeof phi);
+    const float v = (float)voxel;
+    double lo[3], hi[3];
+    int cell_lo[3], cell_hi[3];
+    for (int a = 0; a < 3; a++) {
+        lo[a] = origin[a] * voxel, hi[a] = (origin[a] + LEAF - 1) * voxel;
+        const double f0 = (lo[a] - reach - grid->origin[a]) * grid->inv_cell;
+        const double f1 = (hi[a] + reach - grid->origin[a]) * grid->inv_cell;
+        cell_lo[a] = f0 <= 0.0 ? 0 : (f0 >= grid->dims[a] - 1 ? grid->dims[a] - 1 : (int)f0);
+        cell_hi[a] = f1 <= 0.0 ? 0 : (f1 >= grid->dims[a] - 1 ? grid->dims[a] - 1 : (int)f1);
+    }
+    for (int cz = cell_lo[2]; cz <= cell_hi[2]; cz++)
+        for (int cy = cell_lo[1]; cy <= cell_hi[1]; cy++) {
+            const size_t row = (size_t)grid->dims[0] * ((size_t)cy + (size_t)grid->dims[1] * (size_t)cz);
+            const uint32_t begin = grid->cell_start[row + (size_t)cell_lo[0]];
+            const uint32_t end = grid->cell_start[row + (size_t)cell_hi[0] + 1];
+            for (uint32_t p = begin; p < end; p++) {
+                const float px = k->cx[p], py = k->cy[p], pz = k->cz[p];
+                const float ext[3] = {k->ex[p], k->ey[p], k->ez[p]}, c[3] = {px, py, pz};
+                int i0[3], i1[3], empty = 0;
+                for (int a = 0; a < 3; a++) {
+                    i0[a] = (int)ceilf((c[a] - ext[a]) / v) - origin[a];
+                    i1[a] = (int)floorf((c[a] + ext[a]) / v) - origin[a];
+                    if (i0[a] < 0)
+                        i0[a] = 0;
+                    if (i1[a] > LEAF - 1)
+                        i1[a] = LEAF - 1;
+                    empty |= i0[a] > i1[a];
+                }
+                if (empty)
+                    continue;
+                const float *g = k->g + 6 * (size_t)p, s = k->scale[p];
+                for (int ix = i0[0]; ix <= i1[0]; ix++) {
+                    const float dx = (float)(origin[0] + ix) * v - px;
+                    for (int iy = i0[1]; iy <= i1[1]; iy++) {
+                        const float dy = (float)(origin[1] + iy) * v - py;
+                        const float ux0 = g[0] * dx + g[3] * dy, uy0 = g[3] * dx + g[1] * dy,
+                                    uz0 = g[4] * dx + g[5] * dy;
+                        float *fp = phi + (ix << 6 | iy << 3);
+                        for (int iz = i0[2]; iz <= i1[2]; iz++) {
+                            const float dz = (float)(origin[2] + iz) * v - pz;
+                            const float ux = ux0 + g[4] * dz, uy = uy0 + g[5] * dz, uz = uz0 + g[2] * dz;
+                            const float q2 = ux * ux + uy * uy + uz * uz;
+                            if (q2 >= 1.0f)
+                                continue;
+                            const float t = 1.0f - q2;
+                            fp[iz] += s * t * t * t;
+                        }
+                    }
+                }
+            }
+        }
+    const float band = (float)(BAND * voxel), per_metre = (float)(1.0 / flat_gradient);
+    for (int i = 0; i < LEAF_VOXELS; i++) {
+        const float distance = ((float)LEVEL - phi[i]) * per_metre;
+        value[i] = distance > band ? band : (distance < -band ? -band : distance);
+    }
+    /* Active: within the band, or beside a voxel of the other sign, so that OpenVDB's flood fill
+     * (which gives inactive voxels the sign of the last active one on their row) keeps every sign. */
+    memset(active, 0, 8 * sizeof *active);
+    for (int i = 0; i < LEAF_VOXELS; i++) {
+        const int ix = i >> 6, iy = (i >> 3) & 7, iz = i & 7;
+        int on = fabsf(value[i]) < band;
+        const int step[3] = {64, 8, 1}, at[3] = {ix, iy, iz};
+        for (int a = 0; a < 3 && !on; a++) {
+            if (at[a] > 0 && (value[i - step[a]] < 0.0f) != (value[i] < 0.0f))
+                on = 1;
+            if (at[a] < LEAF - 1 && (value[i + step[a]] < 0.0f) != (value[i] < 0.0f))
+                on = 1;
+        }
+        if (on)
+            active[i >> 6] |= (uint64_t)1 << (i & 63);
+    }
+}
+
+ts_status ts_surface_anisotropic(const ts_surface_settings *s, const float *x, const float *y, const float *z,
+                                 size_t n, tsvdb_grid **out, ts_error *err)
+{
+    const double d = 2.0 * s->particle_radius, voxel = s->particle_radius * s->voxel_ratio;
+    *out = NULL;
+    if (n == 0)
+        return tsvdb_level_set_from_leaves(voxel, BAND, 0, NULL, NULL, NULL, out, err);
+    if (n > UINT32_MAX - 1)
+        return ts_fail(err, TS_ERR_INVALID, "surface: %zu particles are more than the surface takes", n);
+    ts_grid around, centres;
+    ts_grid_init(&around), ts_grid_init(&centres);
+    kernels shaped = {0}, k = {0};
+    uint64_t *keys = NULL, *active = NULL;
+    int32_t *origins = NULL;
+    float *values = NULL;
+    size_t leaves = 0;
+
+    ts_status st = ts_grid_build(&around, x, y, z, n, (float)(NEIGHBOURHOOD * d), NULL, err);
+    if (st == TS_OK)
+        st = kernels_alloc(&shaped, n, err);
+    if (st == TS_OK) {
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            shape_kernel(&around, x, y, z, i, d, &shaped, i);
+    }
+    /* The evaluation gathers kernels by cell of their smoothed centres: sort them so a cell's are adjacent. */
+    float reach = 0.0f;
+    for (size_t i = 0; st == TS_OK && i < n; i++)
+        reach = fmaxf(reach, fmaxf(shaped.ex[i], fmaxf(shaped.ey[i], shaped.ez[i])));
+    if (st == TS_OK)
+        st = ts_grid_build(&centres, shaped.cx, shaped.cy, shaped.cz, n, reach, NULL, err);
+    if (st == TS_OK)
+        st = kernels_alloc(&k, n, err);
+    if (st == TS_OK) {
+        ts_grid_permute_f32(&centres, shaped.cx, k.cx), ts_grid_permute_f32(&centres, shaped.cy, k.cy);
+        ts_grid_permute_f32(&centres, shaped.cz, k.cz), ts_grid_permute_f32(&centres, shaped.ex, k.ex);
+        ts_grid_permute_f32(&centres, shaped.ey, k.ey), ts_grid_permute_f32(&centres, shaped.ez, k.ez);
+        ts_grid_permute_f32(&centres, shaped.scale, k.scale);
+        for (size_t p = 0; p < n; p++) {
+            const uint32_t i = centres.sorted[p];
+            memcpy(k.g + 6 * p, shaped.g + 6 * (size_t)i, 6 * sizeof(float));
+            k.cut[p] = shaped.cut[i];
+        }
+        /* the surface lies within half a spacing of a cut neighbourhood's smoothed centre; its band beyond */
+        st = surface_leaves(&k, n, voxel, d + (BAND + 1.0) * voxel, &keys, &leaves, err);
+    }
+    if (st == TS_OK && leaves) {
+        origins = malloc(3 * leaves * sizeof *origins);
+        values = malloc(LEAF_VOXELS * leaves * sizeof *values);
+        active = malloc(8 * leaves * sizeof *active);
+        if (!origins || !values || !active)
+            st = ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu leaves of the surface", leaves);
+    }
+    if (st == TS_OK) {
+        /* across a flat surface phi falls from 1 to 0 over about two kernel half-widths along the normal */
+        const double flat_gradient = 1.0 / (SUPPORT * d);
+        #pragma omp parallel for schedule(dynamic, 8)
+        for (size_t l = 0; l < leaves; l++) {
+            key_leaf(keys[l], origins + 3 * l);
+            evaluate_leaf(&centres, &k, origins + 3 * l, voxel, reach, flat_gradient, values + LEAF_VOXELS * l,
+                          active + 8 * l);
+        }
+        st = tsvdb_level_set_from_leaves(voxel, BAND, leaves, origins, values, active, out, err);
+    }
+    free(keys), free(origins), free(values), free(active);
+    kernels_free(&shaped), kernels_free(&k);
+    ts_grid_free(&around), ts_grid_free(&centres);
+    return st;
+}
