@@ -115,15 +115,6 @@ def bench_water():
                 print(f"water dam break {phase:>7} n={r['particles']:>8} threads={threads}: "
                       f"{r['rate'] / 1e6:6.2f} M particle-steps/s ({1e9 / r['rate']:6.0f} ns per particle-step, "
                       f"{r['steps']} steps in {r['seconds']:.2f} s)", flush=True)
-    m = 200_000
-    pos = _block(m, spacing=0.02)
-    t = time.perf_counter()
-    g = _core.particles_to_level_set(pos, 0.02, 0.005)
-    raster = time.perf_counter() - t
-    g.smooth(4, 0.005)
-    total = time.perf_counter() - t
-    print(f"water surface n={m}: particles -> level set {raster:.2f} s, smoothed {total:.2f} s per frame "
-          f"({g.active_voxels} voxels)")
     middle = sorted({n for n, _, _, _ in rows})[1]  # the ~200k dam break
     rate = {phase: r for n, phase, threads, r in rows if threads == 2 and n == middle}
     print(f"water: {rate['falling'] / 1e6:.2f} M particle-steps/s (n={middle}, 2 threads, falling; "
@@ -284,6 +275,53 @@ def _liggghts(n, procs):
         return None
     seconds, steps, atoms = loops[-1]
     return int(atoms), int(atoms) * int(steps) / float(seconds)
+
+
+def _surface_rate(n, shape, method):
+    """One surface frame of n particles (radius 1 cm, jittered lattice): a cube of liquid or a shallow pool
+    four particles deep (the most surface per particle). Prints JSON: seconds and active voxels."""
+    import json
+    r = 0.01
+    if shape == "cube":
+        pos = _block(n, spacing=2 * r)
+    else:
+        side = int(np.ceil((n / 4) ** 0.5))
+        i = np.arange(n)
+        pos = np.stack([i % side, (i // side) % side, i // side // side], axis=1).astype(np.float32) * 2 * r
+        pos += np.random.default_rng(1).uniform(0, 0.4 * r, pos.shape).astype(np.float32)
+    _core.surface_level_set(pos[:1000], r, 2.0, 0.5, 4, method)  # load OpenVDB before timing
+    best = None
+    for _ in range(2):
+        t = time.perf_counter()
+        g = _core.surface_level_set(pos, r, 2.0, 0.5, 4, method)
+        seconds = time.perf_counter() - t
+        best = seconds if best is None else min(best, seconds)
+    print(json.dumps({"seconds": best, "voxels": g.active_voxels}))
+
+
+def bench_surface():
+    """The liquid surface per frame (csrc/core/surface*.c), both methods, 1 and 2 threads, at the
+    default settings (voxels of half the particle radius; spheres of twice it, 4 smoothing passes)."""
+    import json
+    import subprocess
+    import sys
+    rate = {}
+    for n in (50_000, 200_000, 1_000_000):
+        for shape in ("cube", "pool"):
+            for method in ("anisotropic", "spheres"):
+                for threads in (1, 2):
+                    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+                    code = f"from tsubu.benchmarks import _surface_rate; _surface_rate({n}, {shape!r}, {method!r})"
+                    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+                    if out.returncode != 0:
+                        raise RuntimeError(f"surface benchmark failed: {out.stderr.strip()[-500:]}")
+                    r = json.loads(out.stdout.strip().splitlines()[-1])
+                    rate[n, shape, method, threads] = n / r["seconds"] / threads
+                    print(f"surface {shape:>4} n={n:>8} {method:>11} threads={threads}: {r['seconds']:6.2f} s, "
+                          f"{rate[n, shape, method, threads] / 1e6:5.2f} M particles/s per core "
+                          f"({r['voxels']} active voxels)", flush=True)
+    print(f"surface: {rate[200_000, 'pool', 'anisotropic', 1] / 1e6:.2f} M particles/s per core "
+          "(anisotropic, 200k-particle pool, 1 thread)")
 
 
 def bench_sand():
@@ -601,5 +639,5 @@ def run(effect):
 
 
 def _effect_benchmarks():
-    return {"water": bench_water, "sand": bench_sand, "fracture": bench_fracture, "erosion": bench_erosion,
+    return {"water": bench_water, "surface": bench_surface, "sand": bench_sand, "fracture": bench_fracture, "erosion": bench_erosion,
             "elastoplastic": bench_elastoplastic}
