@@ -141,7 +141,8 @@ def parser():
     s = sub.add_parser("surface", help="rebuild the surface of a cache from its particles (no simulation)")
     s.add_argument("folder")
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="a surface setting: surface_radius_scale, surface_voxel_ratio, surface_smoothing")
+                   help="a surface setting: surface_method (anisotropic or spheres), surface_voxel_ratio, "
+                        "surface_radius_scale, surface_smoothing")
     s.set_defaults(func=cmd_surface)
     s = sub.add_parser("demo", help="bake a built-in demo scene")
     s.add_argument("effect")

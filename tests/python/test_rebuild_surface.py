@@ -54,6 +54,25 @@ def test_new_settings_change_the_surface_and_the_manifest(tmp_path, baked):
     assert fine != coarse and abs(fine - 0.1) < 0.1 * 0.1 and abs(coarse - 0.1) < 0.1 * 0.1, (fine, coarse)
 
 
+def test_the_surface_method_can_be_switched_back_and_forth(tmp_path, baked):
+    import shutil
+    folder = str(tmp_path / "c")
+    shutil.copytree(baked, folder)
+    assert tsubu.Cache(folder).manifest()["parameters"]["surface_method"] == "anisotropic"  # the default
+    before = surface_files(folder)
+    tsubu.rebuild_surface(folder, {"surface_method": "spheres"})
+    spheres = surface_files(folder)
+    assert all(spheres[k] != before[k] for k in before)
+    assert tsubu.Cache(folder).manifest()["parameters"]["surface_method"] == "spheres"
+    # both enclose the tank's liquid, 0.5 x 0.5 x 0.4 m
+    path = frame_path(folder, "surface", 1, "volume")
+    assert abs(enclosed_volume(path) - 0.1) < 0.1 * 0.1
+    tsubu.rebuild_surface(folder, {"surface_method": "anisotropic"})
+    assert surface_files(folder) == before
+    with pytest.raises(tsubu.ValidationError, match="surface_method"):
+        tsubu.rebuild_surface(folder, {"surface_method": "blobs"})
+
+
 def test_a_cache_baked_without_a_surface_gets_one(tmp_path):
     folder = str(tmp_path / "c")
     tsubu.bake(tank(2, write_surface=False), folder)
