@@ -89,7 +89,7 @@ def cmd_surface(args):
         try:
             settings[name] = json.loads(value)
         except json.JSONDecodeError:
-            raise ValidationError([f"--set {item!r}: the value is not a number or true/false"]) from None
+            settings[name] = value  # a word: an enum's item, e.g. surface_method=spheres (the schema checks it)
     frames = rebuild_surface(args.folder, settings, progress=lambda f, done, total: print(
         f"\rsurface frame {f}  ({done}/{total})", end="", file=sys.stderr, flush=True))
     print(file=sys.stderr)

@@ -117,6 +117,12 @@ def test_the_command_line_rebuilds(tmp_path, baked):
     done = subprocess.run([sys.executable, "-m", "tsubu", "surface", folder, "--set", "smoothing"],
                           capture_output=True, text=True, env=env)
     assert done.returncode == 2 and "expected NAME=VALUE" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run([sys.executable, "-m", "tsubu", "surface", folder, "--set", "surface_method=spheres"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and tsubu.Cache(folder).manifest()["parameters"]["surface_method"] == "spheres"
+    done = subprocess.run([sys.executable, "-m", "tsubu", "surface", folder, "--set", "surface_method=blobs"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and "surface_method" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_free_removes_the_view_links_and_nothing_else(tmp_path, baked):
