@@ -23,6 +23,21 @@ def _block(n, spacing=0.01, seed=1):
     return p
 
 
+def _in_process(call, threads, what):
+    """Run `tsubu.benchmarks.<call>` in a fresh Python with OMP_NUM_THREADS=threads (so each case has its
+    own thread pool and memory) and return the JSON of its last line of output (None if it printed none)."""
+    import json
+    import subprocess
+    import sys
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, "-c", f"import tsubu.benchmarks as b; b.{call}"], env=env,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{what} benchmark '{call}' failed: {out.stderr.strip()[-500:]}")
+    lines = out.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else None
+
+
 def bench_core():
     n = 1_000_000
     pos = _block(n)
@@ -94,9 +109,6 @@ def _dam_break(n, speed=0.0):
 
 def bench_water():
     """Dam breaks of 50k, 200k and 1M particles with 1 and 2 threads, each in its own process."""
-    import json
-    import subprocess
-    import sys
     rows = []
     print(f"water: SPH inner loops in their {_core.sph_simd()} form (csrc/core/sph_loops.c)", flush=True)
     # 'falling': the first frames of the dam break, slow enough that the Verlet lists serve a
@@ -105,12 +117,7 @@ def bench_water():
     for n in (50_000, 200_000, 1_000_000):
         for speed, phase in ((0.0, "falling"), (4.0, "thrown")):
             for threads in (1, 2):
-                env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-                code = f"from tsubu.benchmarks import _dam_break; _dam_break({n}, {speed})"
-                out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-                if out.returncode != 0:
-                    raise RuntimeError(f"water benchmark at {n} particles failed: {out.stderr.strip()[-500:]}")
-                r = json.loads(out.stdout.strip().splitlines()[-1])
+                r = _in_process(f"_dam_break({n}, {speed})", threads, "water")
                 rows.append((r["particles"], phase, threads, r["rate"]))
                 print(f"water dam break {phase:>7} n={r['particles']:>8} threads={threads}: "
                       f"{r['rate'] / 1e6:6.2f} M particle-steps/s ({1e9 / r['rate']:6.0f} ns per particle-step, "
@@ -302,20 +309,12 @@ def _surface_rate(n, shape, method):
 def bench_surface():
     """The liquid surface per frame (csrc/core/surface*.c), both methods, 1 and 2 threads, at the
     default settings (voxels of half the particle radius; spheres of twice it, 4 smoothing passes)."""
-    import json
-    import subprocess
-    import sys
     rate = {}
     for n in (50_000, 200_000, 1_000_000):
         for shape in ("cube", "pool"):
             for method in ("anisotropic", "spheres"):
                 for threads in (1, 2):
-                    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-                    code = f"from tsubu.benchmarks import _surface_rate; _surface_rate({n}, {shape!r}, {method!r})"
-                    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-                    if out.returncode != 0:
-                        raise RuntimeError(f"surface benchmark failed: {out.stderr.strip()[-500:]}")
-                    r = json.loads(out.stdout.strip().splitlines()[-1])
+                    r = _in_process(f"_surface_rate({n}, {shape!r}, {method!r})", threads, "surface")
                     rate[n, shape, method, threads] = n / r["seconds"] / threads
                     print(f"surface {shape:>4} n={n:>8} {method:>11} threads={threads}: {r['seconds']:6.2f} s, "
                           f"{rate[n, shape, method, threads] / 1e6:5.2f} M particles/s per core "
@@ -326,26 +325,14 @@ def bench_surface():
 
 def bench_sand():
     """The paper's scene (time per step), DEM throughput on beds hit by a ball, and LIGGGHTS side by side."""
-    import json
-    import subprocess
-    import sys
-
-    def run(code, threads):
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        out = subprocess.run([sys.executable, "-c", f"import tsubu.benchmarks as b; b.{code}"], env=env,
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(f"sand benchmark '{code}' failed: {out.stderr.strip()[-500:]}")
-        return json.loads(out.stdout.strip().splitlines()[-1])
-
     for depth, label in ((0.0, "automatic DEM depth"), (4.0, "DEM depth 4")):
         for threads in (1, 2):
-            r = run(f"_sand_paper({depth})", threads)
+            r = _in_process(f"_sand_paper({depth})", threads, "sand")
             print(f"sand paper scene, {label}, threads={threads}: {r['steps'] / r['seconds']:7.1f} steps/s "
                   f"({1000 * r['seconds'] / r['steps']:.1f} ms per step, {r['elements']} DEs at most)", flush=True)
     for n in (50_000, 500_000):
         for threads in (1, 2):
-            r = run(f"_sand_bed({n})", threads)
+            r = _in_process(f"_sand_bed({n})", threads, "sand")
             rate = r["elements"] * r["steps"] / r["seconds"]
             print(f"sand bed + ball n={r['elements']:>7} threads={threads}: {rate / 1e6:6.2f} M particle-steps/s "
                   f"({1e9 / rate:5.0f} ns per particle-step)", flush=True)
@@ -427,17 +414,9 @@ def bench_fracture():
     """Set-up and steps per second of the paper's wall (2048 elements), of 512 and of 20,000, 1 and 2 threads,
     and Blender's Cell Fracture making the same number of pieces from the same wall, side by side (512 and
     2048: it takes minutes for 2048, and grows with the square of the count)."""
-    import json
-    import subprocess
-    import sys
     for n, frames in ((512, 12), (2048, 12), (20_000, 3)):
         for threads in (1, 2):
-            env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-            out = subprocess.run([sys.executable, "-c", f"import tsubu.benchmarks as b; b._fracture_wall({n}, {frames})"],
-                                 env=env, capture_output=True, text=True)
-            if out.returncode != 0:
-                raise RuntimeError(f"fracture benchmark failed: {out.stderr.strip()[-500:]}")
-            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r = _in_process(f"_fracture_wall({n}, {frames})", threads, "fracture")
             print(f"fracture wall n={r['elements']:>6} threads={threads}: set-up {r['setup']:6.2f} s (pieces "
                   f"{r['pieces_seconds']:5.2f} s), {r['steps'] / r['seconds']:7.0f} steps/s, "
                   f"{r['elements'] * r['steps'] / r['seconds'] / 1e6:5.2f} M element-steps/s", flush=True)
@@ -467,12 +446,8 @@ def bench_load():
         for effect, call in LOAD_CASES:
             seconds = {}
             for threads in (1, 2, 1, 2):
-                env = dict(os.environ, OMP_NUM_THREADS=str(threads))
                 t = time.perf_counter()
-                out = subprocess.run([sys.executable, "-c", f"import tsubu.benchmarks as b; b.{call}"], env=env,
-                                     capture_output=True, text=True)
-                if out.returncode != 0:
-                    raise RuntimeError(f"{effect} benchmark failed: {out.stderr.strip()[-500:]}")
+                _in_process(call, threads, effect)
                 seconds.setdefault(threads, []).append(time.perf_counter() - t)
             one, two = min(seconds[1]), min(seconds[2])
             worst = min(worst, one / two)
@@ -525,22 +500,11 @@ def bench_erosion():
     """Lakes of 25k and 200k particles on a 128^3 terrain, eroding every 50 steps and every step (the
     difference is the cost of one erosion update), 1 and 2 threads; beside them the water solver's dam
     break of the same size, in the same run."""
-    import json
-    import subprocess
-    import sys
-
-    def measure(code, threads):
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(f"erosion benchmark failed: {out.stderr.strip()[-500:]}")
-        return json.loads(out.stdout.strip().splitlines()[-1])
-
     for n in (25_000, 200_000):
         for threads in (1, 2):
-            every50 = measure(f"from tsubu.benchmarks import _erosion_lake; _erosion_lake({n}, 50)", threads)
-            every1 = measure(f"from tsubu.benchmarks import _erosion_lake; _erosion_lake({n}, 1)", threads)
-            water = measure(f"from tsubu.benchmarks import _dam_break; _dam_break({n}, 0.0)", threads)
+            every50 = _in_process(f"_erosion_lake({n}, 50)", threads, "erosion")
+            every1 = _in_process(f"_erosion_lake({n}, 1)", threads, "erosion")
+            water = _in_process(f"_dam_break({n}, 0.0)", threads, "erosion (dam break)")
             update = (1.0 / every1["steps_per_second"] - 1.0 / every50["steps_per_second"]) / (1.0 - 1.0 / 50)
             print(f"erosion lake n={every50['particles']:>7} threads={threads}: {every50['steps_per_second']:7.1f} "
                   f"steps/s ({every50['rate'] / 1e6:5.2f} M particle-steps/s; water's dam break "
@@ -598,18 +562,12 @@ def bench_elastoplastic():
     same run, an explicit MLS-MPM jelly of as many particles in Taichi (CPU, its own thread pool: both cores)."""
     import json
     import subprocess
-    import sys
     last = None
     taichi = _taichi_python()
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "taichi_mpm_jelly.py")
     for n in (4096, 17_576, 97_336):
         for threads in (1, 2):
-            env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-            code = f"from tsubu.benchmarks import _elastoplastic_cube; _elastoplastic_cube({n})"
-            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-            if out.returncode != 0:
-                raise RuntimeError(f"elastoplastic benchmark failed: {out.stderr.strip()[-500:]}")
-            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r = _in_process(f"_elastoplastic_cube({n})", threads, "elastoplastic")
             print(f"elastoplastic cube masters={r['masters']:>7} slaves={r['slaves']:>7} threads={threads}: "
                   f"{r['ms']:8.1f} ms per substep, {r['cg']} CG iterations at the last step; at the default step "
                   f"({1e3 * r['dt']:.2f} ms) {r['ms_per_second'] / 1e3:7.1f} s per simulated second", flush=True)
