@@ -1318,8 +1318,7 @@ static ts_status elastoplastic_write_frame(void *state, ts_frame_output *out, ts
     free(J);
     free(plastic);
     if (st == TS_OK && e->p.write_surface) {
-        const ts_surface_settings surface = {e->p.surface_method, e->p.particle_radius, e->p.surface_radius_scale, e->p.surface_voxel_ratio,
-                                             e->p.surface_smoothing};
+        const ts_surface_settings surface = TS_SURFACE_SETTINGS(e->p);
         st = ts_output_surface(out, "surface", &surface, e->x, e->y, e->z, n, err);
     }
     if (st == TS_OK && e->p.write_skin)

@@ -809,8 +809,7 @@ static ts_status erosion_write_frame(void *state, ts_frame_output *out, ts_error
             st = ts_output_particles(out, "budget", &b, err);
     }
     if (st == TS_OK && e->p.write_surface) {
-        const ts_surface_settings surface = {e->p.surface_method, e->p.particle_radius, e->p.surface_radius_scale, e->p.surface_voxel_ratio,
-                                             e->p.surface_smoothing};
+        const ts_surface_settings surface = TS_SURFACE_SETTINGS(e->p);
         st = ts_output_surface(out, "surface", &surface, m->x, m->y, m->z, n, err);
     }
     return st;

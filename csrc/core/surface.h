@@ -33,6 +33,11 @@ typedef struct ts_surface_settings {
     int smoothing;            /* spheres: Gaussian passes; 0 keeps the union of spheres */
 } ts_surface_settings;
 
+/* The settings from an effect's parameters, which name them alike (water, erosion, elastoplastic). */
+#define TS_SURFACE_SETTINGS(p)                                                                             \
+    ((ts_surface_settings){(p).surface_method, (p).particle_radius, (p).surface_radius_scale,              \
+                           (p).surface_voxel_ratio, (p).surface_smoothing})
+
 /* The level set 'surface' of n particles (the caller frees *out with tsvdb_grid_free). Also what
  * Rebuild Surface runs on a cache's particles, so a rebuilt frame is the bake's own, byte for byte. */
 struct tsvdb_grid;

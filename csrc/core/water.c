@@ -53,7 +53,7 @@ typedef struct body {
     size_t first, count;        /* its particles in the rigid arrays */
     ts_vec3 origin_offset;      /* object origin - centroid, body frame */
     ts_quat rotation0;          /* object rotation at rest */
-    double radius;              /* of its particles around the centroid */
+    double radius;              /* of its sample points around the centroid */
     ts_vec3 centroid0;          /* centre of mass at rest (the collider's frame) */
     ts_collider shape;          /* signed distance at rest: keeps liquid out of the body */
     ts_wall_field field;        /* its wall weight, in the shape's frame */
@@ -643,8 +643,7 @@ static ts_status water_write_frame(void *state, ts_frame_output *out, ts_error *
     if (st == TS_OK && w->n_bodies > 0)
         st = ts_output_transforms(out, "rigid", w->n_bodies, body_pose, w, err);
     if (st == TS_OK && w->p.write_surface) {
-        const ts_surface_settings surface = {w->p.surface_method, w->p.particle_radius, w->p.surface_radius_scale, w->p.surface_voxel_ratio,
-                                             w->p.surface_smoothing};
+        const ts_surface_settings surface = TS_SURFACE_SETTINGS(w->p);
         st = ts_output_surface(out, "surface", &surface, w->sph.x, w->sph.y, w->sph.z, w->sph.fluid.n, err);
     }
     return st;
