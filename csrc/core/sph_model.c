@@ -104,6 +104,9 @@ void ts_sph_free(ts_sph_model *m)
     for (int b = 0; b < m->n_blocks; b++)
         free(m->blocks[b].entries);
     free(m->blocks);
+    for (int t = 0; t < m->n_share_lists; t++)
+        free(m->shares[t].items);
+    free(m->shares);
     free(m->vlist);
     free(m->boundaries);
     ts_grid_free(&m->grid);
@@ -176,6 +179,8 @@ static void box_walls(const ts_sph_model *m, unsigned sides, float x, float y, f
     }
 }
 
+static ts_vec3 body_point_velocity(const ts_sph_boundary *bd, ts_vec3 p);
+
 /* A rigid body's surface within h of a point: its distance and world normal
  * (from the body's rest-pose field) and the surface's velocity there; its wall
  * weight z and gradient sum g (world) if asked. */
@@ -186,18 +191,36 @@ static int body_wall(const ts_sph_model *m, const ts_sph_boundary *bd, float x, 
     ts_vec3 rel = ts_v3_sub(ts_v3(x, y, z), rb->x);
     if (ts_v3_length(rel) > bd->radius + m->spacing + m->h)   /* radius: of its samples, inside the surface */
         return 0;
-    const ts_quat inv = ts_quat_conjugate(rb->q);
-    const ts_vec3 local = ts_v3_add(bd->centroid0, ts_quat_rotate(inv, rel));
+    const ts_vec3 local = ts_v3_add(bd->centroid0, ts_m3_mul_v3(bd->to_body, rel));
     if (!ts_collider_query(bd->shape, 0.0, local, hit) || hit->distance >= m->h)
         return 0;
-    hit->normal = ts_quat_rotate(rb->q, hit->normal);
-    hit->velocity = ts_rigid_point_velocity(rb, ts_v3_sub(ts_v3(x, y, z), ts_v3_scale(hit->normal, hit->distance)));
+    hit->normal = ts_m3_mul_v3(bd->to_world, hit->normal);
+    hit->velocity = body_point_velocity(bd, ts_v3_sub(ts_v3(x, y, z), ts_v3_scale(hit->normal, hit->distance)));
     if (wall_z) {
         if (!ts_wall_field_eval(bd->field, &m->wall, local, hit->distance, wall_z, wall_g))
             *wall_z = 0.0f, *wall_g = ts_v3(0, 0, 0);
-        *wall_g = ts_quat_rotate(rb->q, *wall_g);
+        *wall_g = ts_m3_mul_v3(bd->to_world, *wall_g);
     }
     return 1;
+}
+
+/* ts_rigid_point_velocity from the step's pose */
+static ts_vec3 body_point_velocity(const ts_sph_boundary *bd, ts_vec3 p)
+{
+    return ts_v3_add(bd->velocity, ts_v3_cross(bd->angular_velocity, ts_v3_sub(p, bd->body->x)));
+}
+
+static void take_body_poses(ts_sph_model *m)
+{
+    for (size_t k = 0; k < m->n_boundaries; k++) {
+        ts_sph_boundary *bd = &m->boundaries[k];
+        if (bd->kind != TS_SPH_BODY)
+            continue;
+        bd->to_world = ts_quat_to_mat3(bd->body->q);
+        bd->to_body = ts_quat_to_mat3(ts_quat_conjugate(bd->body->q));
+        bd->velocity = ts_rigid_velocity(bd->body);
+        bd->angular_velocity = ts_rigid_angular_velocity(bd->body);
+    }
 }
 
 /* Wall weight sums of every boundary at a point, rigid bodies' surfaces
@@ -448,6 +471,7 @@ void ts_sph_density(ts_sph_model *m)
     const float h2 = m->h * m->h, m_poly6 = (float)(m->mass * m->k.poly6), rho0 = (float)m->set.rest_density;
     const ts_sph_fluid fluid = fluid_arrays(m);
     const ts_sph_loops *loops = ts_sph_loops_select();
+    take_body_poses(m);
     pack_positions(m);
     #pragma omp parallel for schedule(dynamic, 256) /* as in compute_forces */
     for (size_t i = 0; i < m->fluid.n; i++) {
@@ -562,6 +586,54 @@ static float wall_friction_nu(const ts_sph_model *m)
     return (float)(m->set.artificial_viscosity * ts_sph_sound_speed(&m->eos) * m->h / m->set.rest_density);
 }
 
+/* What fluid particle i does to a body whose surface hit is within h (wall weight z, gradient sum g): minus
+ * what the body's wall did to it - the pressure share of the combined walls (wall_sum: this wall's gradient
+ * times what the other walls leave) and the friction, which it gives in `friction` - at the particle's
+ * nearest surface point. */
+static void body_share(const ts_sph_model *m, size_t i, const ts_collider_hit *hit, float z, ts_vec3 g,
+                       float nu_wall, float friction[3], ts_sph_body_share *share)
+{
+    float own = z / (float)m->set.rest_density;   /* what the other walls leave: all of them but this one */
+    float others = own < 0.99f ? m->wi[i] / (1.0f - own) : 0.0f;
+    float push = (m->set.muller ? 1.0f : 2.0f) * m->P[i] * others;
+    friction[0] = friction[1] = friction[2] = 0.0f;
+    body_friction(m, i, hit, nu_wall, friction);
+    share->force[0] = -m->mass * (push * (float)g.x + friction[0]);
+    share->force[1] = -m->mass * (push * (float)g.y + friction[1]);
+    share->force[2] = -m->mass * (push * (float)g.z + friction[2]);
+    share->at[0] = m->x[i] - hit->normal.x * hit->distance;
+    share->at[1] = m->y[i] - hit->normal.y * hit->distance;
+    share->at[2] = m->z[i] - hit->normal.z * hit->distance;
+}
+
+/* One share list per thread of the coming parallel pass, emptied; 0 when out of memory. */
+static int empty_share_lists(ts_sph_model *m, int threads)
+{
+    if (threads > m->n_share_lists) {
+        ts_sph_share_list *lists = realloc(m->shares, (size_t)threads * sizeof *lists);
+        if (!lists)
+            return 0;
+        memset(lists + m->n_share_lists, 0, (size_t)(threads - m->n_share_lists) * sizeof *lists);
+        m->shares = lists;
+        m->n_share_lists = threads;
+    }
+    for (int t = 0; t < m->n_share_lists; t++)
+        m->shares[t].n = 0;
+    return 1;
+}
+
+/* Particle i's share on the body of boundary k into its thread's list (grown by that thread alone). */
+static void add_share(ts_sph_model *m, ts_sph_body_share share)
+{
+    ts_sph_share_list *list = &m->shares[omp_get_thread_num()];
+    if (list->n == list->cap && ts_grow((void **)&list->items, &list->cap, list->n + 1, sizeof share) != 0) {
+        #pragma omp atomic write
+        m->shares_lost = 1;
+        return;
+    }
+    list->items[list->n++] = share;
+}
+
 void ts_sph_forces(ts_sph_model *m)
 {
     const ts_sph_pair_consts c = make_pair_consts(m);
@@ -573,8 +645,10 @@ void ts_sph_forces(ts_sph_model *m)
     const float wall_scale = muller ? 1.0f : 2.0f;
     const float nu_wall = wall_friction_nu(m);   /* alpha h c / rho0 */
     double a2_max = 0.0;
+    const int threads = omp_get_max_threads();
+    m->shares_lost = !empty_share_lists(m, threads);
     /* dynamic: the work per particle varies (neighbour count, bodies, walls); each particle's sums are its own */
-    #pragma omp parallel for schedule(dynamic, 256) reduction(max : a2_max)
+    #pragma omp parallel for num_threads(threads) schedule(dynamic, 256) reduction(max : a2_max)
     for (size_t i = 0; i < m->fluid.n; i++) {
         const float xi = m->x[i], yi = m->y[i], zi = m->z[i];
         const float rho_i = m->rho[i];
@@ -590,8 +664,15 @@ void ts_sph_forces(ts_sph_model *m)
             terrain_wall_terms(m, i, pw, nu_wall, a);
         for (size_t k = 0; k < m->n_boundaries; k++) {   /* bodies' pressure is in wg; their friction: */
             ts_collider_hit hit;
-            if (m->boundaries[k].kind == TS_SPH_BODY && body_wall(m, &m->boundaries[k], xi, yi, zi, &hit, NULL, NULL))
-                body_friction(m, i, &hit, nu_wall, a);
+            float z, friction[3];
+            ts_vec3 g;
+            if (m->boundaries[k].kind != TS_SPH_BODY || !body_wall(m, &m->boundaries[k], xi, yi, zi, &hit, &z, &g))
+                continue;
+            ts_sph_body_share share = {(uint32_t)i, (uint32_t)k, {0, 0, 0}, {0, 0, 0}};
+            body_share(m, i, &hit, z, g, nu_wall, friction, &share);
+            a[0] += friction[0], a[1] += friction[1], a[2] += friction[2];
+            if (!m->shares_lost)
+                add_share(m, share);
         }
         float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         if (c.sigma > 0.0f && n_len > normal_threshold) {               /* eq. 3.23 */
@@ -607,37 +688,60 @@ void ts_sph_forces(ts_sph_model *m)
     m->a_max = sqrt(a2_max);
 }
 
-/* What fluid particle i does to the body of boundary k: minus what the body's
- * wall did to it - the pressure share of the combined walls (wall_sum: this
- * wall's gradient times what the other walls leave) and the friction - at the
- * particle's nearest surface point. 0 if it is out of reach. */
 int ts_sph_body_push(const ts_sph_model *m, size_t k, size_t i, ts_vec3 *force, ts_vec3 *at)
 {
-    const ts_sph_boundary *bd = &m->boundaries[k];
     ts_collider_hit hit;
-    float z;
+    float z, friction[3];
     ts_vec3 g;
-    if (!body_wall(m, bd, m->x[i], m->y[i], m->z[i], &hit, &z, &g))
+    if (!body_wall(m, &m->boundaries[k], m->x[i], m->y[i], m->z[i], &hit, &z, &g))
         return 0;
-    float own = z / (float)m->set.rest_density;   /* what the other walls leave: all of them but this one */
-    float others = own < 0.99f ? m->wi[i] / (1.0f - own) : 0.0f;
-    float push = (m->set.muller ? 1.0f : 2.0f) * m->P[i] * others, a[3];
-    a[0] = push * (float)g.x, a[1] = push * (float)g.y, a[2] = push * (float)g.z;
-    body_friction(m, i, &hit, wall_friction_nu(m), a);
-    *force = ts_v3(-m->mass * a[0], -m->mass * a[1], -m->mass * a[2]);
-    *at = ts_v3_sub(ts_v3(m->x[i], m->y[i], m->z[i]), ts_v3_scale(hit.normal, hit.distance));
+    ts_sph_body_share share;
+    body_share(m, i, &hit, z, g, wall_friction_nu(m), friction, &share);
+    *force = ts_v3(share.force[0], share.force[1], share.force[2]);
+    *at = ts_v3(share.at[0], share.at[1], share.at[2]);
     return 1;
 }
 
-void ts_sph_body_force(const ts_sph_model *m, size_t k, ts_vec3 *force, ts_vec3 *torque)
+static int share_order(const void *a, const void *b)
 {
-    *force = *torque = ts_v3(0, 0, 0);
-    for (size_t i = 0; i < m->fluid.n; i++) {
-        ts_vec3 f, at;
-        if (!ts_sph_body_push(m, k, i, &f, &at))
-            continue;
-        *force = ts_v3_add(*force, f);
-        *torque = ts_v3_add(*torque, ts_v3_cross(ts_v3_sub(at, m->boundaries[k].body->x), f));
+    const ts_sph_body_share *p = a, *q = b;
+    if (p->i != q->i)
+        return p->i < q->i ? -1 : 1;
+    return (p->k > q->k) - (p->k < q->k);
+}
+
+/* Each thread's list holds its chunks of the fluid in the order it took them - rising, so the lists need no
+ * sort, but nothing in OpenMP promises it: a list out of order is sorted first. Then the lists are merged,
+ * and every share is summed in the order of (particle, boundary), whichever thread found it. */
+ts_status ts_sph_body_forces(ts_sph_model *m, ts_vec3 *force, ts_vec3 *torque, ts_error *err)
+{
+    for (size_t k = 0; k < m->n_boundaries; k++)
+        force[k] = torque[k] = ts_v3(0, 0, 0);
+    if (m->shares_lost)
+        return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the liquid's pushes on the bodies");
+    const int lists = m->n_share_lists;
+    for (int t = 0; t < lists; t++) {
+        ts_sph_share_list *list = &m->shares[t];
+        list->read = 0;
+        for (size_t q = 1; q < list->n; q++)
+            if (share_order(&list->items[q - 1], &list->items[q]) > 0) {
+                qsort(list->items, list->n, sizeof *list->items, share_order);
+                break;
+            }
+    }
+    for (;;) {
+        int first = -1;
+        for (int t = 0; t < lists; t++)
+            if (m->shares[t].read < m->shares[t].n &&
+                (first < 0 || share_order(&m->shares[t].items[m->shares[t].read],
+                                          &m->shares[first].items[m->shares[first].read]) < 0))
+                first = t;
+        if (first < 0)
+            return TS_OK;
+        const ts_sph_body_share *s = &m->shares[first].items[m->shares[first].read++];
+        const ts_vec3 f = ts_v3(s->force[0], s->force[1], s->force[2]), at = ts_v3(s->at[0], s->at[1], s->at[2]);
+        force[s->k] = ts_v3_add(force[s->k], f);
+        torque[s->k] = ts_v3_add(torque[s->k], ts_v3_cross(ts_v3_sub(at, m->boundaries[s->k].body->x), f));
     }
 }
 
@@ -654,15 +758,14 @@ static void keep_out_of_body(const ts_sph_model *m, const ts_sph_boundary *bd, s
     ts_vec3 rel = ts_v3_sub(p, rb->x);
     if (ts_v3_length(rel) > bd->radius + m->spacing)
         return;
-    ts_quat inv = ts_quat_conjugate(rb->q);
     ts_collider_hit hit;
-    if (!ts_collider_query(bd->shape, 0.0, ts_v3_add(bd->centroid0, ts_quat_rotate(inv, rel)), &hit) ||
+    if (!ts_collider_query(bd->shape, 0.0, ts_v3_add(bd->centroid0, ts_m3_mul_v3(bd->to_body, rel)), &hit) ||
         hit.distance >= m->r_contact)
         return;
-    ts_vec3 n = ts_quat_rotate(rb->q, hit.normal);
+    ts_vec3 n = ts_m3_mul_v3(bd->to_world, hit.normal);
     double push = m->r_contact - hit.distance;
     m->x[i] += (float)(push * n.x), m->y[i] += (float)(push * n.y), m->z[i] += (float)(push * n.z);
-    ts_vec3 u = ts_rigid_point_velocity(rb, p);
+    ts_vec3 u = body_point_velocity(bd, p);
     ts_vec3 v = ts_v3(m->vx[i], m->vy[i], m->vz[i]);
     double vn = ts_v3_dot(ts_v3_sub(v, u), n);
     if (vn < 0.0) {

@@ -8,7 +8,8 @@
  *   ts_sph_build(m)          lists when stale
  *   ts_sph_density(m)        eq. 3.5 with the walls' share (rigid bodies' surfaces too)
  *   ts_sph_forces(m)         pressure, viscosity, surface tension, gravity
- *   ts_sph_body_force(m, k)  the liquid's force on a rigid body (two-way bodies)
+ *   ts_sph_body_forces(m)    the liquid's force on every rigid body (two-way bodies), from the
+ *                            shares the force pass left
  *   ts_sph_integrate(m, dt)  eqs. 3.42-3.43, then every boundary keeps the fluid out
  *
  * Boundaries are a list, walked in order: animated colliders and the domain
@@ -67,6 +68,10 @@ typedef struct ts_sph_boundary {
     double radius;                 /* BODY: no point farther than this from its centre */
     unsigned sides;                /* BOX: the sides that are walls, bit 2a the low side of axis a, bit 2a+1
                                       the high one (TS_SPH_ALL_SIDES); particles leave through the others */
+    /* BODY: its pose and motion for this step (the body moves only after the fluid), taken by
+     * ts_sph_density: millions of queries need not turn a quaternion into a matrix each */
+    ts_mat3 to_world, to_body;
+    ts_vec3 velocity, angular_velocity;
 } ts_sph_boundary;
 
 #define TS_SPH_ALL_SIDES 0x3Fu
@@ -76,6 +81,19 @@ typedef struct ts_sph_list_block {
     uint32_t *entries;
     size_t cap, used, offset;
 } ts_sph_list_block;
+
+/* What one fluid particle does to one rigid body in a step: the force pass leaves one per particle and body
+ * within h in a list of its thread's; ts_sph_body_forces sums them in the fluid's order. */
+typedef struct ts_sph_body_share {
+    uint32_t i, k;                /* the fluid particle and the body's boundary */
+    float force[3];
+    double at[3];                 /* where it pushes: the particle's nearest point on the body */
+} ts_sph_body_share;
+
+typedef struct ts_sph_share_list {
+    ts_sph_body_share *items;
+    size_t n, cap, read;          /* read: where ts_sph_body_forces' merge is */
+} ts_sph_share_list;
 
 typedef struct ts_sph_model {
     ts_sph_settings set;
@@ -106,6 +124,8 @@ typedef struct ts_sph_model {
     uint32_t *nbr;               /* fluid neighbours found by the density pass */
     uint8_t *nbr_n;              /* how many (or: too many, search again) */
     uint8_t *keep;               /* still inside the domain */
+    ts_sph_share_list *shares;   /* one per thread: what the force pass found the liquid does to the bodies */
+    int n_share_lists, shares_lost;
     ts_grid grid;
 
     ts_sph_boundary *boundaries;
@@ -134,9 +154,10 @@ void ts_sph_density(ts_sph_model *m);
 void ts_sph_forces(ts_sph_model *m);
 /* What fluid particle i does to the body of boundary k, and where (0: nothing). */
 int ts_sph_body_push(const ts_sph_model *m, size_t k, size_t i, ts_vec3 *force, ts_vec3 *at);
-/* The liquid's force and torque (about the centre of mass) on the body of boundary k, summed in the fluid's
- * order: the same bits for any thread count. */
-void ts_sph_body_force(const ts_sph_model *m, size_t k, ts_vec3 *force, ts_vec3 *torque);
+/* The liquid's force and torque (about its centre of mass) on the body of every boundary, force[k] and
+ * torque[k] (0 for the other kinds), from the last force pass's shares summed in the fluid's order: the same
+ * bits for any thread count. */
+ts_status ts_sph_body_forces(ts_sph_model *m, ts_vec3 *force, ts_vec3 *torque, ts_error *err);
 void ts_sph_integrate(ts_sph_model *m, double dt);
 /* Whether fluid particle i is inside the domain's bounds. */
 static inline int ts_sph_in_domain(const ts_sph_model *m, size_t i)
