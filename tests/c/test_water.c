@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "core/sph_model.h"
 #include "core/water.h"
 #include "core/sand.h"
 #include "core/fracture.h"
@@ -330,7 +331,62 @@ static void test_open_top_lets_a_jet_out_and_the_sides_hold(void)
     CHECK(outside == 0);
 }
 
+/* The liquid's pushes on the bodies, however the threads found them, are summed in the order of (particle,
+ * boundary): three thread lists, one out of order, give the bits of the plain sum in that order. */
+static void test_body_forces_sum_in_the_fluids_order(void)
+{
+    enum { SHARES = 300, LISTS = 3 };
+    ts_rigid_body bodies[2];
+    memset(bodies, 0, sizeof bodies);
+    bodies[0].x = ts_v3(0.1, 0.2, 0.3), bodies[1].x = ts_v3(-0.4, 0.0, 0.25);
+    ts_sph_boundary boundaries[3] = {{.kind = TS_SPH_BOX}, {.kind = TS_SPH_BODY, .body = &bodies[0]},
+                                     {.kind = TS_SPH_BODY, .body = &bodies[1]}};
+    ts_sph_share_list lists[LISTS];
+    ts_sph_body_share all[SHARES];
+    memset(lists, 0, sizeof lists);
+    unsigned seed = 7;
+    for (int q = 0; q < SHARES; q++) {  /* in (particle, boundary) order, with sums that depend on it */
+        ts_sph_body_share s = {(uint32_t)(q / 2), (uint32_t)(1 + q % 2), {0, 0, 0}, {0, 0, 0}};
+        for (int a = 0; a < 3; a++) {
+            seed = seed * 1103515245u + 12345u;
+            s.force[a] = ldexpf((float)(seed >> 8), -(int)(seed % 40));
+            s.at[a] = (double)(seed >> 16) / 65536.0;
+        }
+        all[q] = s;
+    }
+    for (int t = 0; t < LISTS; t++) {
+        lists[t].items = calloc(SHARES, sizeof *lists[t].items);
+        lists[t].cap = SHARES;
+    }
+    for (int q = 0; q < SHARES; q++) {    /* chunks of 8 particles' shares dealt to the threads in turn */
+        ts_sph_share_list *l = &lists[(q / 16) % LISTS];
+        l->items[l->n++] = all[q];
+    }
+    ts_sph_body_share first = lists[2].items[0];   /* one list out of order: sorted first */
+    lists[2].items[0] = lists[2].items[lists[2].n - 1], lists[2].items[lists[2].n - 1] = first;
+    ts_sph_model m;
+    memset(&m, 0, sizeof m);
+    m.boundaries = boundaries, m.n_boundaries = 3, m.shares = lists, m.n_share_lists = LISTS;
+    ts_vec3 force[3], torque[3], want_force[3] = {{0, 0, 0}}, want_torque[3] = {{0, 0, 0}};
+    ts_error err;
+    CHECK(ts_sph_body_forces(&m, force, torque, &err) == TS_OK);
+    for (int q = 0; q < SHARES; q++) {
+        const ts_sph_body_share *s = &all[q];
+        ts_vec3 f = ts_v3(s->force[0], s->force[1], s->force[2]), at = ts_v3(s->at[0], s->at[1], s->at[2]);
+        want_force[s->k] = ts_v3_add(want_force[s->k], f);
+        want_torque[s->k] = ts_v3_add(want_torque[s->k], ts_v3_cross(ts_v3_sub(at, bodies[s->k - 1].x), f));
+    }
+    CHECK(memcmp(force, want_force, sizeof force) == 0);
+    CHECK(memcmp(torque, want_torque, sizeof torque) == 0);
+    CHECK(force[1].x != 0.0 && force[2].z != 0.0);
+    m.shares_lost = 1;   /* a list that could not grow: said, not summed short */
+    CHECK(ts_sph_body_forces(&m, force, torque, &err) == TS_ERR_NOMEM && strstr(err.message, "bodies"));
+    for (int t = 0; t < LISTS; t++)
+        free(lists[t].items);
+}
+
 const test_case water_tests[] = {
+    {"water/body_forces_sum_in_the_fluids_order", test_body_forces_sum_in_the_fluids_order},
     {"water/open_top_lets_a_jet_out", test_open_top_lets_a_jet_out_and_the_sides_hold},
     {"water/param_tables_defaults_and_checks", test_param_tables_defaults_and_checks},
     {"water/crowded_liquid_fallback_search", test_crowded_liquid_uses_the_fallback_search},
