@@ -671,8 +671,7 @@ void ts_sph_forces(ts_sph_model *m)
             ts_sph_body_share share = {(uint32_t)i, (uint32_t)k, {0, 0, 0}, {0, 0, 0}};
             body_share(m, i, &hit, z, g, nu_wall, friction, &share);
             a[0] += friction[0], a[1] += friction[1], a[2] += friction[2];
-            if (!m->shares_lost)
-                add_share(m, share);
+            add_share(m, share);
         }
         float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         if (c.sigma > 0.0f && n_len > normal_threshold) {               /* eq. 3.23 */
