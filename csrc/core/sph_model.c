@@ -625,8 +625,9 @@ static int empty_share_lists(ts_sph_model *m, int threads)
 /* Particle i's share on the body of boundary k into its thread's list (grown by that thread alone). */
 static void add_share(ts_sph_model *m, ts_sph_body_share share)
 {
-    ts_sph_share_list *list = &m->shares[omp_get_thread_num()];
-    if (list->n == list->cap && ts_grow((void **)&list->items, &list->cap, list->n + 1, sizeof share) != 0) {
+    const int t = omp_get_thread_num();
+    ts_sph_share_list *list = t < m->n_share_lists ? &m->shares[t] : NULL;   /* none: the lists could not be made */
+    if (!list || (list->n == list->cap && ts_grow((void **)&list->items, &list->cap, list->n + 1, sizeof share) != 0)) {
         #pragma omp atomic write
         m->shares_lost = 1;
         return;
