@@ -332,16 +332,23 @@ int ts_sph_site_is_free(const ts_sph_model *m, float x, float y, float z)
 }
 
 
+/* An array of one zeroed item per thread, grown to `threads` items; 0 when out of memory. */
+static int reserve_per_thread(void **array, int *count, int threads, size_t item)
+{
+    if (threads <= *count)
+        return 1;
+    char *grown = realloc(*array, (size_t)threads * item);
+    if (!grown)
+        return 0;
+    memset(grown + (size_t)*count * item, 0, (size_t)(threads - *count) * item);
+    *array = grown, *count = threads;
+    return 1;
+}
+
 static ts_status reserve_blocks(ts_sph_model *m, int threads, ts_error *err)
 {
-    if (threads <= m->n_blocks)
-        return TS_OK;
-    ts_sph_list_block *b = realloc(m->blocks, (size_t)threads * sizeof *b);
-    if (!b)
+    if (!reserve_per_thread((void **)&m->blocks, &m->n_blocks, threads, sizeof *m->blocks))
         return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the Verlet list build");
-    memset(b + m->n_blocks, 0, (size_t)(threads - m->n_blocks) * sizeof *b);
-    m->blocks = b;
-    m->n_blocks = threads;
     return TS_OK;
 }
 
@@ -609,14 +616,8 @@ static void body_share(const ts_sph_model *m, size_t i, const ts_collider_hit *h
 /* One share list per thread of the coming parallel pass, emptied; 0 when out of memory. */
 static int empty_share_lists(ts_sph_model *m, int threads)
 {
-    if (threads > m->n_share_lists) {
-        ts_sph_share_list *lists = realloc(m->shares, (size_t)threads * sizeof *lists);
-        if (!lists)
-            return 0;
-        memset(lists + m->n_share_lists, 0, (size_t)(threads - m->n_share_lists) * sizeof *lists);
-        m->shares = lists;
-        m->n_share_lists = threads;
-    }
+    if (!reserve_per_thread((void **)&m->shares, &m->n_share_lists, threads, sizeof *m->shares))
+        return 0;
     for (int t = 0; t < m->n_share_lists; t++)
         m->shares[t].n = 0;
     return 1;
