@@ -714,10 +714,10 @@ static int share_order(const void *a, const void *b)
 /* Each thread's list holds its chunks of the fluid in the order it took them - rising, so the lists need no
  * sort, but nothing in OpenMP promises it: a list out of order is sorted first. Then the lists are merged,
  * and every share is summed in the order of (particle, boundary), whichever thread found it. */
-ts_status ts_sph_body_forces(ts_sph_model *m, ts_vec3 *force, ts_vec3 *torque, ts_error *err)
+ts_status ts_sph_body_forces(ts_sph_model *m, ts_error *err)
 {
     for (size_t k = 0; k < m->n_boundaries; k++)
-        force[k] = torque[k] = ts_v3(0, 0, 0);
+        m->boundaries[k].force = m->boundaries[k].torque = ts_v3(0, 0, 0);
     if (m->shares_lost)
         return ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the liquid's pushes on the bodies");
     const int lists = m->n_share_lists;
@@ -741,8 +741,9 @@ ts_status ts_sph_body_forces(ts_sph_model *m, ts_vec3 *force, ts_vec3 *torque, t
             return TS_OK;
         const ts_sph_body_share *s = &m->shares[first].items[m->shares[first].read++];
         const ts_vec3 f = ts_v3(s->force[0], s->force[1], s->force[2]), at = ts_v3(s->at[0], s->at[1], s->at[2]);
-        force[s->k] = ts_v3_add(force[s->k], f);
-        torque[s->k] = ts_v3_add(torque[s->k], ts_v3_cross(ts_v3_sub(at, m->boundaries[s->k].body->x), f));
+        ts_sph_boundary *bd = &m->boundaries[s->k];
+        bd->force = ts_v3_add(bd->force, f);
+        bd->torque = ts_v3_add(bd->torque, ts_v3_cross(ts_v3_sub(at, bd->body->x), f));
     }
 }
 

@@ -72,6 +72,7 @@ typedef struct ts_sph_boundary {
      * ts_sph_density: millions of queries need not turn a quaternion into a matrix each */
     ts_mat3 to_world, to_body;
     ts_vec3 velocity, angular_velocity;
+    ts_vec3 force, torque;         /* BODY: the liquid's on it this step, about its centre of mass (ts_sph_body_forces) */
 } ts_sph_boundary;
 
 #define TS_SPH_ALL_SIDES 0x3Fu
@@ -154,10 +155,9 @@ void ts_sph_density(ts_sph_model *m);
 void ts_sph_forces(ts_sph_model *m);
 /* What fluid particle i does to the body of boundary k, and where (0: nothing). */
 int ts_sph_body_push(const ts_sph_model *m, size_t k, size_t i, ts_vec3 *force, ts_vec3 *at);
-/* The liquid's force and torque (about its centre of mass) on the body of every boundary, force[k] and
- * torque[k] (0 for the other kinds), from the last force pass's shares summed in the fluid's order: the same
- * bits for any thread count. */
-ts_status ts_sph_body_forces(ts_sph_model *m, ts_vec3 *force, ts_vec3 *torque, ts_error *err);
+/* The liquid's force and torque on every body, into its boundary's force and torque, from the last force
+ * pass's shares summed in the fluid's order: the same bits for any thread count. */
+ts_status ts_sph_body_forces(ts_sph_model *m, ts_error *err);
 void ts_sph_integrate(ts_sph_model *m, double dt);
 /* Whether fluid particle i is inside the domain's bounds. */
 static inline int ts_sph_in_domain(const ts_sph_model *m, size_t i)

@@ -75,7 +75,6 @@ struct ts_water {
     ts_sph_inflow *inflows;
     size_t n_inflows;
     ts_film film;                /* work space of the bodies' films */
-    ts_vec3 *boundary_force, *boundary_torque; /* the liquid's on each of the fluid's boundaries (bodies') */
     uint32_t next_id;
     size_t removed;
     ts_step_context now;         /* where the frame loop is */
@@ -369,10 +368,6 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
     }
     if (st == TS_OK && wall_sides(p))
         st = ts_sph_add_boundary(&w->sph, (ts_sph_boundary){.kind = TS_SPH_BOX, .sides = wall_sides(p)}, err);
-    if (st == TS_OK && w->n_bodies > 0 &&
-        (!(w->boundary_force = calloc(w->sph.n_boundaries, sizeof *w->boundary_force)) ||
-         !(w->boundary_torque = calloc(w->sph.n_boundaries, sizeof *w->boundary_torque))))
-        st = ts_fail(err, TS_ERR_NOMEM, "water: out of memory for the bodies");
     double budget = (double)fluid.n;
     for (size_t i = 0; i < w->n_inflows; i++)
         budget += ts_sph_inflow_budget(&w->inflows[i], w->now.frame_dt, w->sph.spacing);
@@ -431,8 +426,6 @@ void ts_water_destroy(ts_water *w)
         ts_sph_inflow_free(&w->inflows[i]);
     free(w->colliders);
     free(w->bodies);
-    free(w->boundary_force);
-    free(w->boundary_torque);
     free(w->inflows);
     free(w);
 }
@@ -600,11 +593,11 @@ static ts_status water_step(void *state, const ts_step_context *now, ts_error *e
     ts_sph_density(m);
     ts_sph_forces(m);
     if (w->n_bodies > 0) /* before the liquid moves: the reaction to its forces */
-        st = ts_sph_body_forces(m, w->boundary_force, w->boundary_torque, err);
+        st = ts_sph_body_forces(m, err);
     for (size_t b = 0; b < w->n_bodies && st == TS_OK; b++) {
         body *bd = &w->bodies[b];
-        bd->fluid_force = w->boundary_force[bd->boundary];
-        bd->fluid_torque = w->boundary_torque[bd->boundary];
+        bd->fluid_force = m->boundaries[bd->boundary].force;
+        bd->fluid_torque = m->boundaries[bd->boundary].torque;
         st = ts_film_push(m, bd->boundary, &bd->surface, &bd->rb, &w->film, &bd->fluid_force, &bd->fluid_torque, err);
     }
     if (st != TS_OK)
