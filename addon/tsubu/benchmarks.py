@@ -65,9 +65,9 @@ def bench_core():
 SUBSTEPS = 60
 
 
-def _dam_break(n, speed=0.0):
+def _dam_break(n, speed=0.0, bodies=0):
     """Particle-steps per second of the water solver on a dam break of about n particles, the
-    column thrown along x at speed (m/s).
+    column thrown along x at speed (m/s), with `bodies` light crates floating in the column.
 
     The bake runs two frames of 60 substeps each (a frame of the dam break at 24 fps takes
     about 90); the time between the first and the last substep of a frame covers only
@@ -91,7 +91,10 @@ def _dam_break(n, speed=0.0):
 
     desc = SceneDescription("water", params, 1, 3, 24.0, 0, [
         obj("Domain", "domain", (0, 0, 0), (4 * side, side, 3 * side)),
-        obj("Water", "fluid", (0, 0, 0), (side, side, 2 * side), initial_velocity=(speed, 0.0, 0.0))]).validate()
+        obj("Water", "fluid", (0, 0, 0), (side, side, 2 * side), initial_velocity=(speed, 0.0, 0.0))] +
+        [obj(f"Crate{b}", "rigid", ((b + 0.2) * side / bodies, 0.35 * side, 1.5 * side),
+             ((b + 0.8) * side / bodies, 0.65 * side, 1.5 * side + 0.6 * side / bodies), density=500.0)
+         for b in range(bodies)]).validate()
     settings, objects = water.solver_input(desc)
     # a frame long enough for 60 CFL-sized substeps: the cap then fixes the count
     fps = 1.0 / (SUBSTEPS * 0.4 * 2 * d / (desc.parameters["speed_of_sound"] + 5.0))
@@ -108,7 +111,8 @@ def _dam_break(n, speed=0.0):
 
 
 def bench_water():
-    """Dam breaks of 50k, 200k and 1M particles with 1 and 2 threads, each in its own process."""
+    """Dam breaks of 50k, 200k and 1M particles with 1 and 2 threads, each in its own process; then
+    200k with three floating crates, against the same column without them."""
     rows = []
     print(f"water: SPH inner loops in their {_core.sph_simd()} form (csrc/core/sph_loops.c)", flush=True)
     # 'falling': the first frames of the dam break, slow enough that the Verlet lists serve a
@@ -122,6 +126,12 @@ def bench_water():
                 print(f"water dam break {phase:>7} n={r['particles']:>8} threads={threads}: "
                       f"{r['rate'] / 1e6:6.2f} M particle-steps/s ({1e9 / r['rate']:6.0f} ns per particle-step, "
                       f"{r['steps']} steps in {r['seconds']:.2f} s)", flush=True)
+    # bodies: three crates floating in the falling column, against the same column without them
+    for threads in (1, 2):
+        plain = _in_process("_dam_break(200_000)", threads, "water")["rate"]
+        r = _in_process("_dam_break(200_000, 0.0, 3)", threads, "water")
+        print(f"water dam break with 3 bodies n={r['particles']:>8} threads={threads}: {r['rate'] / 1e6:6.2f} M "
+              f"particle-steps/s, {r['rate'] / plain:.2f} of the same column without them", flush=True)
     middle = sorted({n for n, _, _, _ in rows})[1]  # the ~200k dam break
     rate = {phase: r for n, phase, threads, r in rows if threads == 2 and n == middle}
     print(f"water: {rate['falling'] / 1e6:.2f} M particle-steps/s (n={middle}, 2 threads, falling; "
