@@ -41,6 +41,16 @@ def _explain(errors):
             f"package made for this Blender version, or build it from source (make build)")
 
 
+# libgomp (OpenMP) reads this as it loads. At each barrier a thread spins 300,000 times before it sleeps; on
+# a busy machine, one spinning for its descheduled partner holds the core that partner needs. Beside two
+# busy processes on 2 cores, a water bake with 2 threads then ran 2-4x slower than with 1; spinning 1,000
+# times (what libgomp chooses itself when it knows threads outnumber cores), 2 threads ran 1.3x faster
+# than 1, and on an idle machine as fast as before (docs/performance.md). Where libgomp is loaded already
+# (Blender 3.4 and 4.2 link it; the Extension's wheels bring their own copy, which reads this), it comes
+# too late, and the thread tuner alone keeps a busy bake from slowing down.
+if "OMP_WAIT_POLICY" not in os.environ:
+    os.environ.setdefault("GOMP_SPINCOUNT", "1000")
+
 try:
     from . import _core  # noqa: F401  (a source build or the legacy zip)
 except ImportError as local_error:

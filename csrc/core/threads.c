@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BLOCK_STEPS 8        /* substeps timed together: one timing spans several barriers */
 #define PROBE_COST 0.01      /* a probe of the slower count costs at most this share of the time */
@@ -14,8 +15,10 @@
 
 void ts_thread_tuner_init(ts_thread_tuner *t, int most)
 {
+    /* starting on 1 thread means the set-up found the machine busy: there the other count is tried after
+     * the first block, as a load may leave room for both threads (a probe that loses costs about a block) */
     int start = omp_get_max_threads() == 1 && most > 1;
-    *t = (ts_thread_tuner){{most, 1}, {0.0, 0.0}, start, start, 0, 0.0, FIRST_GAP, most > 1};
+    *t = (ts_thread_tuner){{most, 1}, {0.0, 0.0}, start, start, 0, 0.0, start ? 1 : FIRST_GAP, most > 1};
 }
 
 void ts_thread_tuner_before(ts_thread_tuner *t)
@@ -29,7 +32,10 @@ void ts_thread_tuner_after(ts_thread_tuner *t, double seconds)
     if (!t->enabled)
         return;
     t->elapsed += seconds;
-    if (++t->steps < BLOCK_STEPS)
+    /* a probe that has already cost a whole block of the best has lost: ended at once, so a probe on a
+     * loaded machine (where two threads can take ten times as long) costs little more than one block */
+    int probe_lost = t->current != t->best && t->elapsed > BLOCK_STEPS * t->cost[t->best];
+    if (++t->steps < BLOCK_STEPS && !probe_lost)
         return;
     double per_step = t->elapsed / t->steps;
     double *c = &t->cost[t->current];
@@ -45,7 +51,8 @@ void ts_thread_tuner_after(ts_thread_tuner *t, double seconds)
         t->current = t->best;
         return;
     }
-    if (--t->blocks_to_probe <= 0)
+    /* due, or the best has grown costlier than the other was when last tried (a load that came) */
+    if (--t->blocks_to_probe <= 0 || (t->cost[other] > 0.0 && *c > t->cost[other]))
         t->current = other;
 }
 
@@ -55,51 +62,45 @@ void ts_thread_tuner_finish(ts_thread_tuner *t)
         omp_set_num_threads(t->choices[0]);
 }
 
-/* Idle and total jiffies of all CPUs; 0 when /proc/stat cannot be read. */
-static int cpu_times(double *idle, double *total, int *cpus)
+/* Tasks running or waiting for a core now, on all CPUs, this one included (the 4th field of
+ * /proc/loadavg); -1 when it cannot be read. */
+static int tasks_running(void)
 {
-    FILE *f = fopen("/proc/stat", "r");
+    FILE *f = fopen("/proc/loadavg", "r");
     if (!f)
-        return 0;
-    char line[512];
-    int ok = 0;
-    *cpus = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long v[8] = {0};
-        if (line[0] != 'c' || line[1] != 'p' || line[2] != 'u')
-            break;
-        if (line[3] != ' ') {
-            (*cpus)++;
-            continue;
-        }
-        if (sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                   &v[6], &v[7]) >= 4) {
-            *idle = (double)(v[3] + v[4]);
-            *total = 0.0;
-            for (int k = 0; k < 8; k++)
-                *total += (double)v[k];
-            ok = 1;
-        }
-    }
+        return -1;
+    int n = -1;
+    if (fscanf(f, "%*f %*f %*f %d/", &n) != 1)
+        n = -1;
     fclose(f);
-    return ok && *cpus > 0;
+    return n;
 }
 
 int ts_threads_use_idle_cores(double seconds)
 {
-    int before = omp_get_max_threads(), cpus;
-    double idle0, total0, idle1, total1;
-    if (before <= 1 || !cpu_times(&idle0, &total0, &cpus))
+    int before = omp_get_max_threads();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (before <= 1 || cpus < 1)
         return before;
-    struct timespec pause = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-    nanosleep(&pause, NULL);
-    if (!cpu_times(&idle1, &total1, &cpus) || total1 <= total0)
-        return before;
-    double free_cores = cpus * (idle1 - idle0) / (total1 - total0);
-    /* A team slowed alike everywhere (every core busy) loses little; a team on a machine partly busy has
-     * a thread descheduled now and then while the others wait for it at each barrier: there, as many
-     * threads as cores are idle (three quarters of a core counts). */
-    int use = free_cores <= 0.25 || free_cores >= before - 0.25 ? before : (int)floor(free_cores + 0.25);
+    /* The count of running tasks is a snapshot: averaged over samples a millisecond apart, a
+     * process that runs a third of the time counts a third. (Idle time from /proc/stat needs
+     * tens of milliseconds to resolve: its clock ticks at 100 Hz.) */
+    int samples = seconds > 0.001 ? (int)(seconds / 0.001) : 1;
+    double others = 0.0;
+    for (int k = 0; k < samples; k++) {
+        int n = tasks_running();
+        if (n < 1)
+            return before;
+        others += (double)(n - 1) / samples;
+        if (k + 1 < samples)
+            nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    }
+    double free_cores = (double)cpus - others;
+    /* On a busy machine a team has a thread descheduled now and then while the others wait for it at
+     * each barrier: a set-up of many short parallel regions (a placement's relaxation sweeps) ran ten
+     * times slower on 2 threads than on 1 beside two busy processes on 2 cores. So as many threads as
+     * cores are idle (three quarters of a core counts), at least 1; every thread on an idle machine. */
+    int use = free_cores >= before - 0.25 ? before : (int)floor(free_cores + 0.25);
     omp_set_num_threads(use < 1 ? 1 : use > before ? before : use);
     return before;
 }

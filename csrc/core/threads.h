@@ -34,10 +34,10 @@ void ts_thread_tuner_after(ts_thread_tuner *t, double seconds);
 void ts_thread_tuner_finish(ts_thread_tuner *t);
 
 /* Before work that cannot be timed step by step (a solver's set-up): on a
- * machine partly busy, as many threads as cores are idle now (sampled over
- * `seconds` from /proc/stat), at least 1; on an idle or a fully busy one,
- * OpenMP's max. Returns the count it replaced, to give back to
- * omp_set_num_threads after. Where /proc/stat cannot be read, all. */
+ * busy machine, as many threads as cores are idle now (sampled over
+ * `seconds` from /proc/loadavg), at least 1; on an idle one, OpenMP's max.
+ * Returns the count it replaced, to give back to omp_set_num_threads after.
+ * Where /proc/loadavg cannot be read, all. */
 int ts_threads_use_idle_cores(double seconds);
 
 #endif

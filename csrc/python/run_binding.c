@@ -352,7 +352,7 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    a.max_threads = ts_threads_use_idle_cores(0.05); /* the set-up on the cores that are free; the frame */
+    a.max_threads = ts_threads_use_idle_cores(0.01); /* the set-up on the cores that are free; the frame */
     st = ops->create(&state, params, objs, (size_t)n, &err); /* loop starts there, then measures */
     if (st == TS_OK && a.first_frame != a.frame_start)
         st = tsubu_restore_checkpoint(ops->restore, state, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);

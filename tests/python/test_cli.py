@@ -97,3 +97,17 @@ def test_arrays_larger_than_memory_are_refused_before_loading(tmp_path):
         np.lib.format.write_array_header_1_0(f, header)
     out = tsubu("bake", path, "--out", str(tmp_path / "o"))
     assert out.returncode == 2 and "declare" in out.stderr and "memory" in out.stderr, out.stderr[-500:]
+
+
+def test_openmp_waits_briefly_unless_the_user_chose():
+    """Importing tsubu before the OpenMP runtime loads sets libgomp's spin count low (a thread that spins
+    for a descheduled partner on a busy machine holds the core that partner needs), and keeps a user's
+    own GOMP_SPINCOUNT or OMP_WAIT_POLICY."""
+    probe = "import os, tsubu; print(os.environ.get('GOMP_SPINCOUNT'))"
+    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    base["PYTHONPATH"] = os.path.join(ROOT, "addon")
+    for extra, expected in (({}, "1000"), ({"GOMP_SPINCOUNT": "20000"}, "20000"),
+                            ({"OMP_WAIT_POLICY": "active"}, "None")):
+        out = subprocess.run([sys.executable, "-c", probe], env={**base, **extra}, capture_output=True, text=True,
+                             check=True)
+        assert out.stdout.strip() == expected, (extra, out.stdout, out.stderr)
