@@ -2,7 +2,9 @@
 and settings come from the schemas, presets apply, a synthetic cache plays
 back with exactly each frame's positions, .vdb files load as Volumes with
 their grid names and mesh to the right volume, and the Bake operator runs a
-bake, reports bad input by object name, and keys rigid transforms.
+bake, reports bad input by object name, and keys rigid transforms; a re-bake
+refused for bad input keeps the previous cache, and hostile preset files are
+refused by name.
 
 Run: blender -b --factory-startup --python tests/blender/test_addon.py
  or: .venv/bpy-4.5/bin/python tests/blender/test_addon.py
@@ -437,6 +439,81 @@ def test_bad_input_is_reported_by_name():
         assert "Water" in message and "open" in message, message
         from tsubu.blender.export import cache_folder
         assert not os.path.exists(cache_folder(domain))
+
+
+def run_operator(op, domain, **kw):
+    """Run an operator that should refuse: its message (the ERROR report bpy.ops raises in background
+    mode, or else the domain's status), asserting it did not finish."""
+    try:
+        result = op(**kw)
+    except RuntimeError as e:
+        return str(e)
+    assert result == {"CANCELLED"}, result
+    return domain.tsubu.status
+
+
+def cache_bytes(folder):
+    out = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                out[os.path.relpath(os.path.join(root, name), folder)] = f.read()
+    return out
+
+
+def test_refused_input_in_blender_keeps_the_cache():
+    """Issue 21's bad input, through the add-on's buttons with the real core: a re-bake refused for a
+    flat body or a NaN setting names the object or setting on one line and leaves the previous cache
+    byte for byte; hostile preset files are refused by name and add nothing."""
+    enable()
+    try:
+        domain, water, crate = bake_scene("keep")
+        domain.tsubu.frame_end = 3
+        domain.tsubu.water_settings.particle_radius = 0.03
+        assert bpy.ops.tsubu.bake() == {"FINISHED"}, domain.tsubu.status
+        from tsubu.blender.export import cache_folder
+        folder = cache_folder(domain)
+        good = cache_bytes(folder)
+        assert cachelib.Cache(folder).manifest()["status"] == "complete" and len(good) > 4
+        # a flat body: zero volume
+        z = [v.co.z for v in crate.data.vertices]
+        for v in crate.data.vertices:
+            v.co.z = 0.6
+        crate.data.update()
+        message = run_operator(bpy.ops.tsubu.bake, domain)
+        assert "Crate" in message and "\n" not in message.strip() and "Traceback" not in message, message
+        assert cache_bytes(folder) == good, "a refused bake changed the previous cache"
+        for v, zz in zip(crate.data.vertices, z):
+            v.co.z = zz
+        crate.data.update()
+        # a NaN setting
+        domain.tsubu.water_settings.viscosity = float("nan")
+        message = run_operator(bpy.ops.tsubu.bake, domain)
+        assert "iscosity" in message and "Traceback" not in message, message
+        assert cache_bytes(folder) == good, "a refused bake changed the previous cache"
+        domain.tsubu.water_settings.viscosity = 0.001
+        # hostile preset files: deep nesting, a 401-digit number, not UTF-8, not JSON
+        os.environ["TSUBU_PRESET_PATH"] = os.path.join(TMP, "hostile-presets")
+        from tsubu import presets
+        before = set(presets.available("water"))
+        hostile = {"deep.json": "[" * 100000 + "]" * 100000,
+                   "digits.json": '{"tsubu_preset": 1, "effect": "water", "name": "Digits", "parameters": '
+                                  '{"viscosity": 1' + "0" * 400 + "}}",
+                   "latin1.json": b'{"name": "\xe9"}',
+                   "text.json": "not json at all"}
+        for name, content in hostile.items():
+            path = os.path.join(TMP, name)
+            with open(path, "wb" if isinstance(content, bytes) else "w") as f:
+                f.write(content)
+            for op in (bpy.ops.tsubu.preset_import, bpy.ops.tsubu.preset_apply):
+                make_active(domain)
+                message = run_operator(op, domain, filepath=path)
+                assert name in message and "Traceback" not in message and len(message) < 600, (name, message)
+        assert set(presets.available("water")) == before
+        assert math.isclose(domain.tsubu.water_settings.viscosity, 0.001, rel_tol=1e-6)
+        del os.environ["TSUBU_PRESET_PATH"]
+    finally:
+        disable()
 
 
 def test_export_samples_animation():
