@@ -9,6 +9,7 @@
 #include "fracture.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include "rigid.h"
 #include "rigid_object.h"
 #include "rng.h"
+#include "threads.h"
 
 #define MAX_DEBRIS_PER_BREAK 8
 #define DEBRIS_EVERY 16       /* substeps between debris moves (a power of two) */
@@ -990,8 +992,15 @@ static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err)
     const double weight = f->M * fmax(sqrt(f->p.gravity[0] * f->p.gravity[0] + f->p.gravity[1] * f->p.gravity[1] +
                                            f->p.gravity[2] * f->p.gravity[2]), 1e-9);
     ts_status st = TS_OK;
+    /* thousands of short steps, as in the bake: the thread count chosen by timing them, as there (the
+     * set-up's count, lowered on a busy machine, is the tuner's start) */
+    const int setup_threads = omp_get_max_threads();
+    ts_thread_tuner threads;
+    ts_thread_tuner_init(&threads, ts_threads_allowed());
     long step;
     for (step = 0; step < SETTLE_MAX_STEPS && st == TS_OK; step++) {
+        ts_thread_tuner_before(&threads);
+        double started = seconds_now();
         if ((st = update_near_lists(f, err)) != TS_OK)
             break;
         spring_pass(f);
@@ -999,6 +1008,7 @@ static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err)
         for (size_t i = 0; i < n; i++)
             element_forces(f, i, 0.0);
         integrate_elements(f, dt);
+        ts_thread_tuner_after(&threads, seconds_now() - started);
         /* at rest when no element is pushed by more than SETTLE_TOLERANCE of its weight, nor turned by
          * that much force at its radius (a slow lean has small speeds but not small forces) */
         double kinetic = 0, residual = 0;   /* in element order: the same on any thread count */
@@ -1029,6 +1039,7 @@ static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err)
         if ((step & 63) == 63 && centre_shift(f, start) > f->r)   /* falling or sliding away: nothing holds it */
             break;
     }
+    omp_set_num_threads(setup_threads);
     f->settling = 0;
     f->I = I_real, f->c_p = c_p, f->dt_bonds = dt_bonds;
     for (size_t i = 0; i < n; i++)

@@ -76,9 +76,18 @@ static int tasks_running(void)
     return n;
 }
 
+static _Atomic int allowed_threads; /* the count the last bake was given; 0: none yet */
+
+int ts_threads_allowed(void)
+{
+    int n = allowed_threads;
+    return n > 0 ? n : omp_get_max_threads();
+}
+
 int ts_threads_use_idle_cores(double seconds)
 {
     int before = omp_get_max_threads();
+    allowed_threads = before;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (before <= 1 || cpus < 1)
         return before;

@@ -40,4 +40,10 @@ void ts_thread_tuner_finish(ts_thread_tuner *t);
  * Where /proc/loadavg cannot be read, all. */
 int ts_threads_use_idle_cores(double seconds);
 
+/* The threads a bake may use at most (OpenMP's count when the last bake's set-up began, before
+ * ts_threads_use_idle_cores lowered it; OpenMP's current count before any bake). Work that balances
+ * itself (OpenVDB's TBB tasks steal from a descheduled thread, with no barriers to wait at) takes all
+ * of them even on a busy machine. */
+int ts_threads_allowed(void);
+
 #endif
