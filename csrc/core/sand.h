@@ -87,6 +87,7 @@ typedef struct ts_sand_stats {
     double peak_airborne_volume;
     double max_speed;            /* of the DEs, m/s */
     double dem_depth;            /* the DEM region's depth, m: as set, or chosen at the first contact (0 before) */
+    double contact_time;         /* t_c in use, s: as set, or the automatic one */
     long steps;
 } ts_sand_stats;
 void ts_sand_get_stats(const ts_sand *s, ts_sand_stats *st);

@@ -51,3 +51,67 @@ def press_box(frames=60, press=36, depth=2.0, size=40):
     block = placed("Block", (v, t), None, matrices=m, motion="animated")
     params = dict(PAPER, dem_depth=4.0, smoothing=0)
     return tsubu.SceneDescription("sand", params, 1, frames, 24.0, 0, [bed(size), block])
+
+
+# ---- real-world scale (issue 18): metres, the built-in presets, default settings ----
+
+PRESETS = ("Dry Sand", "Fine Dust", "Coarse Gravel")
+
+
+def preset_parameters(name):
+    from tsubu import presets
+    return dict(presets.load(presets.available("sand")[name])["parameters"])
+
+
+def real_bed(lo, hi, height=0.1):
+    """A sand bed of the given x-y extent whose surface is at `height` (so its volume above z = 0 is not 0)."""
+    v, t = grid_plane(lo, hi, height, (4, 4))
+    return tsubu.SceneObject("Sand", "bed", v, t)
+
+
+def keyframed(name, lo, hi, centres):
+    """A box from lo to hi about its origin, moved through `centres` (one per frame) with infinite mass."""
+    m = np.repeat(np.eye(4)[None], len(centres), axis=0)
+    m[:, :3, 3] = centres
+    return placed(name, box(lo, hi), None, matrices=m, motion="animated")
+
+
+def press_real(depth=0.02, speed=0.24, frames=24, fps=24.0, **settings):
+    """A keyframed 10 cm box lowered from 1 cm above a Dry Sand bed (2 cm cells) into it at `speed`, `depth`
+    deep, and held there. Returns the scene and the volume it presses down."""
+    t = np.arange(frames) / fps
+    bottom = 0.1 + np.maximum(0.01 - speed * t, -depth)
+    centres = np.stack([np.full(frames, 0.3), np.full(frames, 0.3), bottom + 0.05], axis=1)
+    params = dict(preset_parameters("Dry Sand"), cell_size=0.02, element_radius=0.01, **settings)
+    objects = [real_bed((0, 0), (0.6, 0.6)), keyframed("Box", (-0.05, -0.05, -0.05), (0.05, 0.05, 0.05), centres)]
+    return tsubu.SceneDescription("sand", params, 1, frames, fps, 0, objects), 0.1 * 0.1 * depth
+
+
+def plough_real(depth=0.03, speed=0.3, frames=36, fps=24.0, **settings):
+    """A keyframed blade (2 cm thick, 20 cm wide) lowered `depth` into a Dry Sand bed (2 cm cells) and dragged
+    along +x at `speed`. Returns the scene and the blade's x per frame."""
+    t = np.arange(frames) / fps
+    x = 0.15 + speed * np.clip(t - 0.25, 0.0, None)
+    bottom = 0.1 + np.maximum(0.01 - 0.2 * t, -depth)
+    centres = np.stack([x, np.full(frames, 0.25), bottom + 0.05], axis=1)
+    params = dict(preset_parameters("Dry Sand"), cell_size=0.02, element_radius=0.01, **settings)
+    objects = [real_bed((0, 0), (0.8, 0.5)), keyframed("Blade", (-0.01, -0.1, -0.05), (0.01, 0.1, 0.05), centres)]
+    return tsubu.SceneDescription("sand", params, 1, frames, fps, 0, objects), x
+
+
+def balls_real(cell, preset, frames=24):
+    """The built-in demo scaled to `cell` (it has 2.5 cm cells): a ball dropped and one thrown in at a slant, sizes
+    in proportion, speeds by the square root (the same Froude number), the preset otherwise unchanged.
+    Returns the scene and the dropped ball's speed as it reaches the sand."""
+    s = cell / 0.025
+    u = math.sqrt(s)
+
+    def ball(name, radius, centre, velocity):
+        return placed(name, uv_sphere((0, 0, 0), radius * s, 12, 24), (centre[0] * s, 0.0, 0.1 + centre[2] * s),
+                      density=1200.0, initial_velocity=(velocity[0] * u, 0.0, velocity[2] * u))
+
+    params = dict(preset_parameters(preset), cell_size=cell, element_radius=cell / 2)
+    objects = [real_bed((-0.8 * s, -0.5 * s), (0.8 * s, 0.5 * s)), ball("Ball", 0.1, (-0.35, 0, 0.35), (0, 0, -2.0)),
+               ball("Thrown", 0.08, (-0.05, 0, 0.3), (1.0, 0, -1.5))]
+    impact = math.sqrt(2.0 ** 2 + 2.0 * 9.81 * 0.25) * u
+    return tsubu.SceneDescription("sand", params, 1, frames, 24.0, 0, objects), impact

@@ -12,7 +12,7 @@ import tsubu
 from helpers import assert_same_bytes_with_one_or_two_threads
 from tsubu import _core
 from tsubu.effects import sand
-from sand_scenes import bed, drop, placed, press_box
+from sand_scenes import PRESETS, balls_real, bed, drop, placed, plough_real, press_box, press_real
 from tsubu.shapes import box
 
 
@@ -168,3 +168,70 @@ def test_a_bed_of_absurd_size_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match=f"'{bed.name}': the Sand Bed spans .* use a larger cell_size"):
         tsubu.bake(desc, str(tmp_path / "c"))
     assert not os.path.exists(tmp_path / "c")
+
+
+# ---- real-world scale (issue 18): metres, the built-in presets, the default contact time ----
+
+def airborne_extremes(cache):
+    """(largest volume of airborne grains at a frame, m^3; fastest airborne grain, m/s) over the bake."""
+    volume = speed = 0.0
+    for f in cache.frames("grains"):
+        g = cache.read_particles("grains", f)
+        air = g["airborne"] == 1
+        if air.any():
+            volume = max(volume, float((4.0 / 3.0 * np.pi * g["radius"][air].astype(np.float64) ** 3).sum()))
+            speed = max(speed, float(np.linalg.norm(g["velocity"][air], axis=1).max()))
+    return volume, speed
+
+
+def test_a_box_pressed_in_slowly_throws_nothing(tmp_path):
+    """A 10 cm box pressed 2 cm into Dry Sand at 0.24 m/s. With the old default contact time (0.004 s) the packed
+    layer burst: 9 times the pressed volume flew, at 4.6 m/s, up to 34 cm high."""
+    desc, pressed = press_real()
+    cache = tsubu.bake(desc, str(tmp_path))
+    volume, speed = airborne_extremes(cache)
+    assert volume < 0.05 * pressed and speed < 0.5, (volume / pressed, speed)
+    st = cache.manifest()["stats"]
+    assert st["contact_time"] == pytest.approx(np.sqrt(0.017 * 0.01 * (np.pi ** 2 + np.log(0.3) ** 2) / 9.81))
+
+
+def test_a_dragged_blade_builds_a_pile_ahead_and_leaves_a_trench(tmp_path):
+    """A blade dragged 3 cm deep through Dry Sand at 0.3 m/s for 25 cm: sand heaps up in front of it, higher than
+    the bed, and a trench stays behind. With the old default contact time the whole bed flew (1.5 litres airborne
+    at up to 6 m/s) and left no pile."""
+    desc, x = plough_real()
+    cache = tsubu.bake(desc, str(tmp_path))
+    frame = cache.frames("ground")[-1]
+    h = cache.read_heights("ground", frame) - 0.1           # rows are y, columns x; 2 cm cells, the bed at 0.1 m
+    lane = h[10:15]                                         # the rows the blade's middle passes over
+    at = int(x[-1] / 0.02)
+    ahead, behind = lane[:, at + 1:at + 5], lane[:, int(x[6] / 0.02) + 2:at - 2]
+    assert ahead.max() > 0.02, ahead.max()                  # a pile 2 cm above the bed at least (5 cm here)
+    assert behind.mean() < -0.008, behind.mean()            # a trench (about -1.8 cm here)
+    volume, speed = airborne_extremes(cache)
+    swept = 0.2 * 0.03 * (x[-1] - x[0])
+    assert volume < 0.1 * swept and speed < 3.0, (volume / swept, speed)
+
+
+@pytest.mark.parametrize("cell", [0.005, 0.02, 0.1])
+def test_every_preset_is_stable_at_every_scale(tmp_path, cell):
+    """The built-in demo scaled to cells of 5 mm, 2 cm and 10 cm with each preset unchanged: no grain flies
+    faster than the ball hits (at the old default contact time grains flew at 2.5 times its speed), the DEs come
+    to rest, and every cubic metre of sand is in the bed, the DEs, the air or counted as gone over the edges."""
+    for preset in PRESETS:
+        desc, impact = balls_real(cell, preset)
+        cache = tsubu.bake(desc, str(tmp_path / f"{preset}"))
+        st = cache.manifest()["stats"]
+        volume, speed = airborne_extremes(cache)
+        assert speed < impact, (preset, speed / impact)
+        assert st["max_speed"] < impact, (preset, st["max_speed"] / impact)
+        start = float(cache.read_heights("ground", cache.frames("ground")[0]).astype(np.float64).sum()) * cell ** 2
+        total = st["volume_bed"] + st["volume_elements"] + st["volume_airborne"] + st["volume_lost"]
+        assert abs(total - start) < 1e-3 * start, (preset, total, start)
+        assert st["elements"] > 100, (preset, st)           # the balls did reach the sand
+
+
+def test_an_explicit_contact_time_wins(tmp_path):
+    desc, _ = press_real(frames=3, contact_time=0.02)
+    st = tsubu.bake(desc, str(tmp_path)).manifest()["stats"]
+    assert st["contact_time"] == 0.02
