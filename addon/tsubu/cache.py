@@ -184,6 +184,41 @@ class Cache:
             out[names[body]] = matrix_from(f["position"][i], f["rotation"][i])
         return out
 
+    def read_table(self, stream, frame):
+        """One frame of a table stream (figures per frame, e.g. the sand's volume): {column: value}."""
+        f = self.read_particles(stream, frame)
+        if f.count != 1:
+            raise CorruptFileError(f"{self.path(stream, frame)}: a table frame holds one row, not {f.count}")
+        return {k: float(v.reshape(-1)[0]) for k, v in f.attributes.items()}
+
+    def table_drift(self, stream):
+        """The largest |total - first frame's total| / |first frame's total| of a table stream that has a
+        'total' column (what must be conserved, e.g. the sand's volume), None when it has none."""
+        frames = self.frames(stream)
+        totals = [self.read_table(stream, f).get("total") for f in frames]
+        if not totals or totals[0] is None or totals[0] == 0.0:
+            return None
+        return max(abs(t - totals[0]) for t in totals) / abs(totals[0])
+
+    def table_lines(self, stream, frame):
+        """What a panel shows of a table stream at a frame: a heading, then one 'name: value' per column (named
+        as the manifest's "columns" says; volumes under a cubic metre in litres), the total beside the first
+        frame's."""
+        desc = self.manifest()["streams"][stream]
+        figures = self.read_table(stream, frame)
+        unit, scale = desc.get("unit", ""), 1.0
+        if unit == "m³" and max(abs(v) for v in figures.values()) < 1.0:
+            unit, scale = "L", 1000.0
+        names = desc.get("columns", {})
+        lines = [f"{desc.get('label', stream)} at frame {frame}"]
+        for name, value in figures.items():
+            line = f"{names.get(name, name.replace('_', ' ').capitalize())}: {value * scale:.4g} {unit}".rstrip()
+            first = self.frames(stream)[0]
+            if name == "total" and first != frame:
+                line += f" (frame {first}: {self.read_table(stream, first)['total'] * scale:.4g})"
+            lines.append(line)
+        return lines
+
     def checkpoint_frame(self):
         """The frame whose solver state state/checkpoint.tsck holds, None without one (its header
         only: the sections are checked when a resume reads them)."""
@@ -288,9 +323,11 @@ class Cache:
             span = f"{frames[0]}-{frames[-1]}" if frames else "none"
             detail = ""
             if frames and desc["kind"] == "table":
-                f = self.read_particles(stream, frames[-1])
-                figures = ", ".join(f"{k} {float(v[0]):.6g}" for k, v in f.attributes.items())
-                detail = f"; at frame {frames[-1]}: {figures}"
+                figures = ", ".join(f"{k} {v:.6g}" for k, v in self.read_table(stream, frames[-1]).items())
+                detail = f"; at frame {frames[-1]}{' (' + desc['unit'] + ')' if desc.get('unit') else ''}: {figures}"
+                drift = self.table_drift(stream)
+                if drift is not None:
+                    detail += f"; total within {100 * drift:.2g} % of frame {frames[0]}'s at every frame"
             elif frames and desc["kind"] != "volume":
                 f = self.read_particles(stream, frames[-1])
                 cols = ", ".join(f"{k} {v.dtype}x{1 if v.ndim == 1 else v.shape[1]}" for k, v in f.attributes.items())

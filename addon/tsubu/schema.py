@@ -41,6 +41,7 @@ class Param:
     items: tuple = ()  # enum: ((identifier, label, description), ...)
     group: str = "Settings"  # panel sub-section
     advanced: bool = False
+    automatic: str = ""  # 0 means "chosen by the solver": the bake statistic that says what it chose
 
     def __post_init__(self):
         if self.kind not in KINDS:

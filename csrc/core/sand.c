@@ -390,6 +390,23 @@ static void object_pose(const void *state, size_t k, ts_vec3 *position, ts_quat 
     ts_rigid_object_origin_pose(&((const ts_sand *)state)->objects[k].body, position, rotation);
 }
 
+/* The "volume" table: where the sand is at this frame, m^3 (the bed's relative to z = 0). The total stays what it
+ * was at the first frame: what leaves over the bed's edges is counted, not lost. */
+static ts_status write_volume(const ts_sand *s, ts_frame_output *out, ts_error *err)
+{
+    ts_sand_stats v;
+    ts_sand_get_stats(s, &v);
+    const char *names[] = {"bed", "elements", "airborne", "over_edges", "total"};
+    const double row[] = {v.volume_bed, v.volume_elements, v.volume_airborne, v.volume_lost,
+                          v.volume_bed + v.volume_elements + v.volume_airborne + v.volume_lost};
+    ts_frame t;
+    ts_frame_init(&t, out->frame, out->time, 1);
+    ts_status st = TS_OK;
+    for (size_t c = 0; c < sizeof row / sizeof *row && st == TS_OK; c++)
+        st = ts_frame_add(&t, names[c], TS_ATTR_F64, 1, &row[c], err);
+    return st == TS_OK ? ts_output_particles(out, "volume", &t, err) : st;
+}
+
 static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *err)
 {
     ts_sand *s = state;
@@ -427,6 +444,8 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
     free(pos), free(vel), free(rad), free(air), free(ids);
     if (st == TS_OK && s->n_objects > 0)
         st = ts_output_transforms(out, "rigid", s->n_objects, object_pose, s, err);
+    if (st == TS_OK)
+        st = write_volume(s, out, err);
     return st;
 }
 

@@ -1,7 +1,8 @@
 """The sand effect in real Blender: the demo scene (shorter) is built from its
 description, baked with the Bake operator and played back: the ground mesh
-takes the dents of the balls, airborne grains appear, and the dropped ball's
-keyframes show it come down into the bed.
+takes the dents of the balls, airborne grains appear, the dropped ball's
+keyframes show it come down into the bed, and the Cache panel shows where the
+sand's volume is at the frame shown, its total that of the first frame.
 
 Run: blender -b --factory-startup --python tests/blender/test_sand.py
  or: .venv/bpy-4.5/bin/python tests/blender/test_sand.py
@@ -59,6 +60,15 @@ def test_demo_scene_dents_and_spatters():
         ball = made["Ball"]
         assert ball.animation_data and ball.animation_data.action
         assert ball.matrix_world.translation.z < 0.1, ball.matrix_world.translation  # down in the sand (r = 0.1)
+        from tsubu.blender import panels
+        from tsubu.cache import Cache
+        cache = Cache(os.path.join(TMP, "Sand"))
+        lines = [panels.table_lines(cache, f) for f in (1, 8)]
+        assert lines[1][0] == "Sand volume at frame 8", lines
+        figures = [dict(line.split(": ", 1) for line in shown[1:]) for shown in lines]
+        assert figures[0]["In the DEM layer"] == "0 L" and float(figures[1]["In the DEM layer"].split()[0]) > 1.0
+        total, first = figures[1]["Total"].split(" (frame 1: ")
+        assert total.split()[0] == first.rstrip(")") and total.endswith(" L"), figures  # to 4 digits
     finally:
         addon_utils.disable("tsubu", default_set=True)
 

@@ -12,8 +12,9 @@ import tsubu
 from helpers import assert_same_bytes_with_one_or_two_threads
 from tsubu import _core
 from tsubu.effects import sand
-from sand_scenes import PRESETS, balls_real, bed, drop, placed, plough_real, press_box, press_real
-from tsubu.shapes import box
+from sand_scenes import (PRESETS, balls_real, bed, drop, placed, plough_real, preset_parameters, press_box,
+                         press_real, real_bed)
+from tsubu.shapes import box, uv_sphere
 
 
 
@@ -84,7 +85,7 @@ def test_dropped_ball_comes_to_rest_partly_sunk(tmp_path):
 
 
 def test_same_bytes_with_one_or_two_threads(tmp_path):
-    assert_same_bytes_with_one_or_two_threads(tmp_path, "from sand_scenes import drop\nd = drop(200, frames=14)", ("ground", "grains", "rigid"), range(1, 15))
+    assert_same_bytes_with_one_or_two_threads(tmp_path, "from sand_scenes import drop\nd = drop(200, frames=14)", ("ground", "grains", "rigid", "volume"), range(1, 15))
 
 
 def test_resume_matches_an_uninterrupted_bake(tmp_path, checkpoint_every_frame):
@@ -115,7 +116,7 @@ def test_resume_from_a_checkpoint_behind_the_frames(tmp_path, monkeypatch):
     assert cache.last_whole_frame() == 10 and cache.checkpoint_frame() == 5
     tsubu.bake(drop(200, frames=14), folder, resume=True)
     assert cache.checkpoint_frame() == 14
-    for stream in ("ground", "grains", "rigid"):
+    for stream in ("ground", "grains", "rigid", "volume"):
         for f in range(1, 15):
             name = os.path.join(stream, f"{stream}_{f:06d}.tspf")
             with open(os.path.join(whole.folder, name), "rb") as a, open(os.path.join(folder, name), "rb") as b:
@@ -235,3 +236,27 @@ def test_an_explicit_contact_time_wins(tmp_path):
     desc, _ = press_real(frames=3, contact_time=0.02)
     st = tsubu.bake(desc, str(tmp_path)).manifest()["stats"]
     assert st["contact_time"] == 0.02
+
+
+def test_volume_table_accounts_for_every_frame_edges_included(tmp_path):
+    """A ball thrown in near the bed's edge: some sand goes over it. The cache's "volume" table says at every
+    frame where the sand is - the bed, the DEM layer, the air, over the edges - and the total stays the first
+    frame's; its last frame is what the bake returned; `tsubu info` prints it."""
+    params = dict(preset_parameters("Fine Dust"), cell_size=0.02, element_radius=0.01)
+    ball = placed("Ball", uv_sphere((0, 0, 0), 0.06, 12, 24), (0.08, 0.2, 0.25), density=2000.0,
+                  initial_velocity=(-1.0, 0.0, -4.0))
+    desc = tsubu.SceneDescription("sand", params, 1, 24, 24.0, 0, [real_bed((0, 0), (0.4, 0.4)), ball])
+    cache = tsubu.bake(desc, str(tmp_path))
+    frames = cache.frames("volume")
+    assert frames == list(range(1, 25))
+    rows = [cache.read_table("volume", f) for f in frames]
+    assert list(rows[0]) == ["bed", "elements", "airborne", "over_edges", "total"]
+    assert rows[0]["total"] == pytest.approx(0.4 * 0.4 * 0.1, rel=1e-3) and rows[0]["elements"] == 0.0
+    for row in rows:
+        assert row["bed"] + row["elements"] + row["airborne"] + row["over_edges"] == pytest.approx(row["total"])
+        assert abs(row["total"] - rows[0]["total"]) < 1e-3 * rows[0]["total"], row
+    assert rows[-1]["over_edges"] > 1e-5 and max(r["airborne"] for r in rows) > 0.0, rows[-1]
+    st = cache.manifest()["stats"]
+    assert (rows[-1]["bed"], rows[-1]["over_edges"]) == (st["volume_bed"], st["volume_lost"])
+    assert cache.table_drift("volume") < 1e-6
+    assert "volume (table): 24 frames 1-24; at frame 24 (m³): bed " in cache.info()

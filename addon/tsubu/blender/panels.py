@@ -1,4 +1,6 @@
 """The Tsubu panel in Properties > Physics, drawn from the effect schemas."""
+import os
+
 import bpy
 
 from .. import presets, schema as schemas
@@ -113,6 +115,11 @@ class SettingsPanel:
         for p in s.params:
             if p.group == self.group and p.advanced == self.advanced:
                 col.prop(settings, p.name)
+                if p.automatic and getattr(settings, p.name) == 0:
+                    chosen = last_bake_stats(obj).get(p.automatic)
+                    col.label(text=f"Automatic: {chosen:.4g} {p.unit} at the last bake".replace("  ", " ")
+                              if isinstance(chosen, (int, float)) and chosen > 0 else "Automatic: chosen when baking",
+                              icon="BLANK1")
 
 
 class TSUBU_PT_cache(bpy.types.Panel):
@@ -176,9 +183,62 @@ class TSUBU_PT_cache(bpy.types.Panel):
                              context, "ERROR")
             elif state:
                 layout.label(text="A cache exists for this domain", icon="INFO")
+        if not baking and Cache(export.cache_folder(obj)).exists():
+            draw_tables(layout, Cache(export.cache_folder(obj)), context.scene.frame_current)
         if not baking and freshness.is_out_of_date(context.scene, obj):
             draw_message(layout, "Cache out of date: settings or objects changed since the bake. Bake again "
                                  "to see them", context, "ERROR")
+
+
+_stats = {}  # (manifest, its mtime) -> the last bake's statistics
+
+
+def last_bake_stats(domain):
+    """The statistics of the domain's last bake ({} when there is none or its manifest cannot be read)."""
+    cache = Cache(export.cache_folder(domain))
+    try:
+        key = (cache.manifest_path, os.stat(cache.manifest_path).st_mtime_ns)
+        if key not in _stats:
+            _stats.clear()
+            _stats[key] = cache.manifest().get("stats") or {}
+        return _stats[key]
+    except (ValueError, OSError):
+        return {}
+
+
+_table_lines = {}  # (file, its mtime) -> the lines drawn: a panel redraws often, the file changes once a bake
+
+
+def table_lines(cache, frame):
+    """The lines of every table stream (figures per frame: the sand's volume, the erosion budget) at the frame;
+    a stream without that frame, or whose file cannot be read, shows nothing."""
+    out = []
+    for stream, desc in cache.manifest()["streams"].items():
+        if desc.get("kind") != "table":
+            continue
+        path = cache.path(stream, frame)
+        try:
+            key = (path, os.stat(path).st_mtime_ns)
+            if key not in _table_lines:
+                if len(_table_lines) > 4096:
+                    _table_lines.clear()
+                _table_lines[key] = cache.table_lines(stream, frame)
+            out += _table_lines[key]
+        except (ValueError, OSError):
+            continue
+    return out
+
+
+def draw_tables(layout, cache, frame):
+    try:
+        lines = table_lines(cache, frame)
+    except (ValueError, OSError):
+        return
+    if lines:
+        col = layout.box().column(align=True)
+        col.label(text=lines[0], icon="INFO")
+        for line in lines[1:]:
+            col.label(text=line)
 
 
 def settings_panels():

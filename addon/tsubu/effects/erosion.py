@@ -142,7 +142,7 @@ def streams(desc):
     out = {"fluid": {"kind": "particles"},
            "terrain": {"kind": "volume", "grids": ["density"], "mesh": {"grid": "density", "threshold": 0.5,
                                                                         "materials_of": terrain}},
-           "budget": {"kind": "table"}}
+           "budget": {"kind": "table", "label": "Erosion budget", "unit": "m³"}}
     if desc.parameters["write_surface"]:
         out["surface"] = {"kind": "volume", "grids": ["surface"], "particles": "fluid"}
     return out

@@ -18,6 +18,7 @@ PARAMS = (
     Param("element_count", "int", 2048, "Elements (equal spheres) the Breakable is made of; each becomes one "
           "Voronoi piece", min=5, max=2_000_000, group="Elements"),
     Param("element_radius", "float", 0.0, "Radius r of an element; 0: from the count and the object's volume",
+          automatic="element_radius",
           unit="m", min=0.0, max=100.0, group="Elements"),
     Param("density", "float", 2400.0, "Density of the Breakable (concrete about 2400)", unit="kg/m³", min=1e-6,
           max=1e6, group="Elements"),

@@ -31,7 +31,7 @@ PARAMS = (
           max=1.0, group="Grains"),
     Param("contact_time", "float", 0.0, "Duration of a collision t_c (eq. A-9): shorter is stiffer and slower to "
           "bake; 0: from the element radius, so a DE's own weight presses its contact 1.7 % of its radius in "
-          "(0.014 s for 1 cm elements)", unit="s", min=0.0, max=10.0, group="Grains"),
+          "(0.014 s for 1 cm elements)", unit="s", min=0.0, max=10.0, group="Grains", automatic="contact_time"),
     Param("split_speed", "float", 0.3, "A DE thrown free of the surface faster than this upward spatters into grains",
           unit="m/s", min=1e-4, max=1000.0, group="Spatter"),
     Param("resting_gap", "float", 0.5, "A DE within this many element radii above an object rests on it (shown "
@@ -40,7 +40,7 @@ PARAMS = (
           unit="°", min=0.0, max=90.0, group="Spatter"),
     Param("dem_depth", "float", 0.0, "Depth of the moving layer below the surface; 0: half the object's height, "
           "at most what the contacts carry",
-          label="DEM Depth", unit="m", min=0.0, max=1000.0, group="Region"),
+          label="DEM Depth", unit="m", min=0.0, max=1000.0, group="Region", automatic="dem_depth"),
     Param("grow_force", "float", 10.0, "The DEM region grows where an edge DE is pushed by more than this many times "
           "its weight", min=0.01, max=1e6, group="Region", advanced=True),
     Param("rest_force", "float", 0.05, "DEs with net force below this many weights ...", min=0.0, max=100.0,
@@ -118,9 +118,15 @@ def solver_input(desc):
     return settings, objects
 
 
+# the "volume" table's columns (csrc/core/sand.c, write_volume) as the panel names them
+VOLUME_COLUMNS = {"bed": "In the bed (above z = 0)", "elements": "In the DEM layer", "airborne": "Airborne",
+                  "over_edges": "Over the bed's edges", "total": "Total"}
+
+
 def streams(desc):
     out = {"ground": dict(kind="heightfield", object=desc.objects_with_role("bed")[0].name, **bed_grid(desc)),
-           "grains": {"kind": "particles"}}
+           "grains": {"kind": "particles"},
+           "volume": {"kind": "table", "label": "Sand volume", "unit": "m³", "columns": VOLUME_COLUMNS}}
     names = [o.name for o in desc.objects_with_role("object")]
     if names:
         out["rigid"] = {"kind": "transforms", "objects": names}
