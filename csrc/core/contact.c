@@ -22,6 +22,7 @@ ts_contact_result ts_contact_force_dashpot(const ts_contact_law *law, double k, 
         F_t = ts_v3_scale(F_t, limit / sqrt(F_t2));
     ts_contact_result r;
     r.tangential = F_t;
+    r.normal = F_n;
     r.force = ts_v3_add(ts_v3_scale(u_n, -F_n), F_t);        /* eq. 4 */
     return r;
 }

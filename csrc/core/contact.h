@@ -48,6 +48,7 @@ static inline ts_vec3 ts_contact_velocity(ts_vec3 v1, ts_vec3 w1, double r1, ts_
 typedef struct ts_contact_result {
     ts_vec3 force;      /* on body 1 from body 2 (eq. A-5) */
     ts_vec3 tangential; /* its tangential part F_t, for the torque r1 u_n x F_t */
+    double normal;      /* F_n of eq. A-7 (positive pushing the bodies apart) */
 } ts_contact_result;
 
 /* Force on body 1 from body 2 overlapping by d_n > 0 along u_n (from 1 to 2),
@@ -83,8 +84,33 @@ static inline ts_contact_result ts_contact_force(const ts_contact_law *law, doub
     }
     ts_contact_result r;
     r.tangential = F_t;
+    r.normal = F_n;
     r.force = ts_v3_add(ts_v3_scale(u_n, -F_n), F_t);         /* eq. A-5 */
     return r;
+}
+
+/* Rolling resistance, the elastic-plastic spring of LIGGGHTS' EPSD2 (Ai, Chen, Rotter & Ooi 2011, its
+ * model C without the dashpot): a torque M_r that grows with the relative rolling of the pair, dM_r =
+ * k_r w_t dt (w_t: the part of w_rel = w_1 - w_2 in the tangent plane, twisting left out), capped at
+ * |M_r| <= limit = mu_r R_eff |F_n|; the spring k_r = k_t R_eff^2. Equal spheres of any friction roll over
+ * one another freely: without it a packing flows under a load like a liquid (an object set on the bed
+ * sinks until the DEM layer's floor holds it) and a heap has no angle of repose. m_r is the contact's
+ * history (zero for a new contact), kept in the tangent plane as the contact turns, at its length, like
+ * d_t. Returns the torque on body 1; body 2 computing its side with -u_n and -w_rel gets the opposite. */
+static inline ts_vec3 ts_rolling_torque(double k_r, double limit, ts_vec3 u_n, ts_vec3 w_rel, double dt, ts_vec3 *m_r)
+{
+    ts_vec3 w_t = ts_v3_sub(w_rel, ts_v3_scale(u_n, ts_v3_dot(w_rel, u_n)));
+    double len2 = ts_v3_dot(*m_r, *m_r);
+    if (len2 > 0.0) {
+        ts_vec3 plane = ts_v3_sub(*m_r, ts_v3_scale(u_n, ts_v3_dot(*m_r, u_n)));
+        double plane2 = ts_v3_dot(plane, plane);
+        *m_r = plane2 > 0.0 ? ts_v3_scale(plane, sqrt(len2 / plane2)) : ts_v3(0, 0, 0);
+    }
+    *m_r = ts_v3_add(*m_r, ts_v3_scale(w_t, k_r * dt));
+    double m2 = ts_v3_dot(*m_r, *m_r);
+    if (m2 > limit * limit)   /* rolling on: the spring holds only the limit */
+        *m_r = limit > 0.0 ? ts_v3_scale(*m_r, limit / sqrt(m2)) : ts_v3(0, 0, 0);
+    return ts_v3_scale(*m_r, -1.0);
 }
 
 /* Eqs 4-6 of the fracture paper: normal spring-dashpot, tangential dashpot

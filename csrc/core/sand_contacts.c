@@ -20,14 +20,29 @@ static ts_vec3 object_velocity(const ts_sand *s, const object *ob, ts_vec3 point
     return ts_rigid_object_point_velocity(&ob->body, s->now.frame_dt, s->now.s_begin, point); /* during the force pass */
 }
 
-/* The tangential history of DE i's contact with a source, zero if new. */
-static ts_vec3 source_history(const contacts *old, size_t i, int source)
+/* The history of DE i's contact with a source, zero if new. */
+static contact_history source_history(const contacts *old, size_t i, int source)
 {
-    ts_vec3 d_t = ts_v3(0, 0, 0);
+    contact_history h = {ts_v3(0, 0, 0), ts_v3(0, 0, 0)};
     for (int k = 0; k < SOURCE_SLOTS; k++)
-        if (old->source[i * SOURCE_SLOTS + k] == source)
-            memcpy(&d_t, old->source_d_t + (i * SOURCE_SLOTS + k) * 3, sizeof d_t);
-    return d_t;
+        if (old->source[i * SOURCE_SLOTS + k] == source) {
+            const double *d = old->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
+            h.d_t = ts_v3(d[0], d[1], d[2]);
+            if (old->source_m_r) {
+                const double *m = old->source_m_r + (i * SOURCE_SLOTS + (size_t)k) * 3;
+                h.m_r = ts_v3(m[0], m[1], m[2]);
+            }
+        }
+    return h;
+}
+
+/* The rolling resistance of a contact (ts_rolling_torque), or none when mu_r is 0. k_r = k_t R_eff^2. */
+static ts_vec3 rolling(const ts_sand *s, double k, double r_eff, double F_n, ts_vec3 u_n, ts_vec3 w_rel, double dt,
+                       ts_vec3 *m_r)
+{
+    if (s->p.rolling_friction <= 0.0)
+        return ts_v3(0, 0, 0);
+    return ts_rolling_torque(k * r_eff * r_eff, s->p.rolling_friction * r_eff * fabs(F_n), u_n, w_rel, dt, m_r);
 }
 
 typedef struct element_force {
@@ -39,9 +54,9 @@ typedef struct element_force {
 typedef struct staged_contacts {
     int count, sources;
     uint32_t partner[MAX_CONTACTS];
-    ts_vec3 d_t[MAX_CONTACTS];
+    ts_vec3 d_t[MAX_CONTACTS], m_r[MAX_CONTACTS]; /* m_r only with rolling friction */
     int16_t source[SOURCE_SLOTS];
-    ts_vec3 source_d_t[SOURCE_SLOTS];
+    contact_history source_history[SOURCE_SLOTS];
 } staged_contacts;
 
 /* Can a DE at p of radius r touch an object's span map at all? ts_span_contact
@@ -81,6 +96,7 @@ static void source_force(ts_sand *s, size_t i, int k, const ts_span_source *src,
     const object *ob = k < (int)s->n_objects ? &s->objects[k] : NULL;
     /* a keyframed object is not pushed back: its reactions are never read, so not written */
     double *reaction = ob && ob->body.keyframed ? NULL : s->reaction + (i * (s->n_objects + 1) + (size_t)k) * 6;
+    const int rolling_on = s->p.rolling_friction > 0.0;
     if (reaction)
         memset(reaction, 0, 6 * sizeof *reaction);
     if ((ob ? !object_within_reach(ob, &s->cols, p, r) : !bed_within_reach(s, p, r)) ||
@@ -92,13 +108,19 @@ static void source_force(ts_sand *s, size_t i, int k, const ts_span_source *src,
     ts_vec3 v_c = ts_contact_velocity(v_i, w_i, r, v_obj, ts_v3(0, 0, 0), 0.0, u_n);
     double inv_obj = ob && !ob->body.keyframed ? ob->body.rb.inv_mass : 0.0;
     double m_eff = ts_effective_mass(s->inv_m[i], inv_obj);
-    ts_vec3 d_t = source_history(&s->c, i, k);
-    ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
+    contact_history h = source_history(&s->c, i, k);
+    ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &h.d_t);
     ef->F = ts_v3_add(ef->F, res.force);
     ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), r));
+    /* against a wall R_eff is the DE's radius; a keyframed object's turning is not followed (it is never
+     * pushed back, and turns slowly beside a DE's spin) */
+    if (rolling_on) {
+        ts_vec3 w_obj = ob && !ob->body.keyframed ? ts_rigid_angular_velocity(&ob->body.rb) : ts_v3(0, 0, 0);
+        ef->T = ts_v3_add(ef->T, rolling(s, s->K0 * m_eff, r, res.normal, u_n, ts_v3_sub(w_i, w_obj), dt, &h.m_r));
+    }
     if (next->sources < SOURCE_SLOTS) {
         next->source[next->sources] = (int16_t)k;
-        next->source_d_t[next->sources++] = d_t;
+        next->source_history[next->sources++] = h;
     }
     if (reaction) {
         reaction[0] = -res.force.x, reaction[1] = -res.force.y, reaction[2] = -res.force.z;
@@ -110,6 +132,7 @@ static void source_force(ts_sand *s, size_t i, int k, const ts_span_source *src,
 static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *next, element_force *ef)
 {
     const contacts *old = &s->c;
+    const int rolling_on = s->p.rolling_friction > 0.0;
     const double xi = s->x[i], yi = s->y[i], zi = s->z[i], ri = s->r[i];
     const ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
     const uint32_t *old_partner = old->partner + i * MAX_CONTACTS, id_i = s->id[i];
@@ -139,41 +162,49 @@ static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *nex
             ts_vec3 u_n = ts_v3(dx * inv_dist, dy * inv_dist, dz * inv_dist);  /* eq. 2 */
             ts_vec3 v_c = ts_contact_velocity(v_i, w_i, ri, ts_v3(pj->vx, pj->vy, pj->vz),
                                               ts_v3(pj->wx, pj->wy, pj->wz), pj->r, u_n); /* eq. A-1 */
-            ts_vec3 d_t = ts_v3(0, 0, 0);
+            contact_history h = {ts_v3(0, 0, 0), ts_v3(0, 0, 0)};
             /* the contacts come in nearly the same order each step: look where the last one was found */
-            for (int tried = 0, h = hint; tried < old_count; tried++, h = h + 1 < old_count ? h + 1 : 0)
-                if (old_partner[h] == pj->id) {
-                    d_t = history_at(old, i, h);
-                    hint = h + 1 < old_count ? h + 1 : 0;
+            for (int tried = 0, slot = hint; tried < old_count; tried++, slot = slot + 1 < old_count ? slot + 1 : 0)
+                if (old_partner[slot] == pj->id) {
+                    h = history_at(old, i, slot);
+                    hint = slot + 1 < old_count ? slot + 1 : 0;
                     break;
                 }
             double m_eff = ts_effective_mass(s->inv_m[i], pj->inv_m);         /* eq. A-11 */
-            ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
+            double k = s->K0 * m_eff;
+            ts_contact_result res = ts_contact_force(&s->law, k, s->C0 * m_eff, d_n, u_n, v_c, dt, &h.d_t);
             ef->F = ts_v3_add(ef->F, res.force);
             ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), ri));
+            if (rolling_on)
+                ef->T = ts_v3_add(ef->T, rolling(s, k, ri * pj->r / (ri + pj->r), res.normal, u_n,
+                                                 ts_v3_sub(w_i, ts_v3(pj->wx, pj->wy, pj->wz)), dt, &h.m_r));
             supported |= u_n.z < -0.5; /* a DE below holds it */
             if (next->count < MAX_CONTACTS) {
                 next->partner[next->count] = pj->id;
-                next->d_t[next->count++] = d_t;
+                next->d_t[next->count] = h.d_t;
+                if (rolling_on)
+                    next->m_r[next->count] = h.m_r;
+                next->count++;
             }
         }
     s->supported[i] = (uint8_t)supported;
 }
 
 /* Replace DE i's slots by what the pass built. */
-static void store_contacts(contacts *c, size_t i, const staged_contacts *st)
+static void store_contacts(contacts *c, size_t i, const staged_contacts *st, int rolling_on)
 {
     c->count[i] = (uint8_t)st->count;
     memcpy(c->partner + i * MAX_CONTACTS, st->partner, (size_t)st->count * sizeof *st->partner);
     for (int k = 0; k < st->count; k++)
-        put_history(c, i, k, st->d_t[k]);
+        put_history(c, i, k, (contact_history){st->d_t[k], rolling_on ? st->m_r[k] : ts_v3(0, 0, 0)});
     for (int k = 0; k < SOURCE_SLOTS; k++) {
-        double *d_t = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
+        double *d = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
+        double *m = rolling_on ? c->source_m_r + (i * SOURCE_SLOTS + (size_t)k) * 3 : NULL;
         c->source[i * SOURCE_SLOTS + k] = k < st->sources ? st->source[k] : NO_SOURCE;
-        if (k < st->sources)
-            memcpy(d_t, &st->source_d_t[k], sizeof st->source_d_t[k]);
-        else
-            d_t[0] = d_t[1] = d_t[2] = 0.0;
+        contact_history h = k < st->sources ? st->source_history[k] : (contact_history){{0, 0, 0}, {0, 0, 0}};
+        d[0] = h.d_t.x, d[1] = h.d_t.y, d[2] = h.d_t.z;
+        if (rolling_on)
+            m[0] = h.m_r.x, m[1] = h.m_r.y, m[2] = h.m_r.z;
     }
 }
 
@@ -196,7 +227,7 @@ void sand_compute_forces(ts_sand *s, double dt)
             source_force(s, i, (int)s->n_objects, &bed, dt, &next, &ef);
         else
             memset(s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6, 0, 6 * sizeof(double));
-        store_contacts(&s->c, i, &next);
+        store_contacts(&s->c, i, &next, s->p.rolling_friction > 0.0);
         s->fx[i] = ef.F.x, s->fy[i] = ef.F.y, s->fz[i] = ef.F.z;
         s->tx[i] = ef.T.x, s->ty[i] = ef.T.y, s->tz[i] = ef.T.z;
     }

@@ -56,21 +56,35 @@ typedef struct contacts {
     uint8_t *count;              /* DE-DE slots used */
     uint32_t *partner;           /* MAX_CONTACTS per DE: partner ids */
     float *d_t;                  /* MAX_CONTACTS x 3 per DE (float: half the bytes the force pass moves) */
+    float *m_r;                  /* MAX_CONTACTS x 3 per DE: kept only with rolling friction (else NULL) */
     int16_t *source;             /* SOURCE_SLOTS per DE: object index, n_objects for the bed, NO_SOURCE */
-    double *source_d_t;          /* SOURCE_SLOTS x 3 per DE */
+    double *source_d_t, *source_m_r; /* SOURCE_SLOTS x 3 per DE each; source_m_r as m_r */
 } contacts;
 
-/* DE i's tangential history in slot k (kept in float, used in double). */
-static inline ts_vec3 history_at(const contacts *c, size_t i, int k)
+/* What a contact remembers from step to step. */
+typedef struct contact_history {
+    ts_vec3 d_t;                 /* tangential displacement (eq. A-4) */
+    ts_vec3 m_r;                 /* rolling torque (ts_rolling_torque) */
+} contact_history;
+
+/* DE i's history with another DE in slot k (kept in float, used in double). */
+static inline contact_history history_at(const contacts *c, size_t i, int k)
 {
-    const float *d = c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3;
-    return ts_v3(d[0], d[1], d[2]);
+    const size_t at = (i * MAX_CONTACTS + (size_t)k) * 3;
+    const float *d = c->d_t + at;
+    contact_history h = {ts_v3(d[0], d[1], d[2]), ts_v3(0, 0, 0)};
+    if (c->m_r)
+        h.m_r = ts_v3(c->m_r[at], c->m_r[at + 1], c->m_r[at + 2]);
+    return h;
 }
 
-static inline void put_history(contacts *c, size_t i, int k, ts_vec3 d_t)
+static inline void put_history(contacts *c, size_t i, int k, contact_history h)
 {
-    float *d = c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3;
-    d[0] = (float)d_t.x, d[1] = (float)d_t.y, d[2] = (float)d_t.z;
+    const size_t at = (i * MAX_CONTACTS + (size_t)k) * 3;
+    float *d = c->d_t + at;
+    d[0] = (float)h.d_t.x, d[1] = (float)h.d_t.y, d[2] = (float)h.d_t.z;
+    if (c->m_r)
+        c->m_r[at] = (float)h.m_r.x, c->m_r[at + 1] = (float)h.m_r.y, c->m_r[at + 2] = (float)h.m_r.z;
 }
 
 struct ts_sand {

@@ -55,6 +55,52 @@ static void contact_friction_is_capped_and_opposite(void)
     }
 }
 
+/* The rolling spring (ts_rolling_torque): it ignores twisting, grows with the rolled angle (k_r x angle),
+ * holds at most its limit, is opposite on the two sides of a contact, and stops a ball rolling on a floor
+ * in the distance its speed and mu_r give: with mu_r = 0 the ball rolls on without losing speed. */
+static void rolling_torque_resists_rolling_and_is_capped(void)
+{
+    const ts_vec3 up = ts_v3(0, 0, 1);
+    ts_vec3 m = ts_v3(0, 0, 0), m2 = ts_v3(0, 0, 0);
+    CHECK(ts_v3_length(ts_rolling_torque(5.0, 1.0, up, ts_v3(0, 0, 3.0), 1e-3, &m)) == 0.0); /* a twist */
+    for (int i = 0; i < 10; i++) {  /* rolled 10 x 2 rad/s x 1 ms = 0.02 rad about y */
+        ts_vec3 t1 = ts_rolling_torque(5.0, 1.0, up, ts_v3(0, 2.0, 0), 1e-3, &m);
+        ts_vec3 t2 = ts_rolling_torque(5.0, 1.0, ts_v3_scale(up, -1), ts_v3(0, -2.0, 0), 1e-3, &m2);
+        CHECK(t1.x == -t2.x && t1.y == -t2.y && t1.z == -t2.z);
+    }
+    CHECK_NEAR(m.y, 5.0 * 0.02, 1e-12);
+    for (int i = 0; i < 1000; i++)
+        ts_rolling_torque(5.0, 1.0, up, ts_v3(0, 2.0, 0), 1e-3, &m);
+    CHECK_NEAR(ts_v3_length(m), 1.0, 1e-12);
+
+    /* a ball (r 1 cm, 10 g) on a floor, rolling at 0.5 m/s: contact law and rolling torque, symplectic Euler */
+    const double r = 0.01, mass = 0.01, inertia = 0.4 * mass * r * r, g = 9.81, dt = 2e-5;
+    for (int with = 0; with <= 1; with++) {
+        ts_contact_law law = {0.004, 0.3, 0.5};
+        double k, c;
+        ts_contact_coefficients(&law, mass, &k, &c);
+        double mu_r = with ? 0.2 : 0.0;
+        ts_vec3 x = ts_v3(0, 0, r - mass * g / k), v = ts_v3(0.5, 0, 0), w = ts_v3(0, 0.5 / r, 0);
+        ts_vec3 d_t = ts_v3(0, 0, 0), m_r = ts_v3(0, 0, 0);
+        for (int step = 0; step < 50000; step++) { /* 1 s */
+            ts_vec3 u_n = ts_v3(0, 0, -1);     /* from the ball to the floor */
+            ts_vec3 v_c = ts_contact_velocity(v, w, r, ts_v3(0, 0, 0), ts_v3(0, 0, 0), 0.0, u_n);
+            ts_contact_result res = ts_contact_force(&law, k, c, r - x.z, u_n, v_c, dt, &d_t);
+            ts_vec3 torque = ts_v3_add(ts_v3_scale(ts_v3_cross(u_n, res.tangential), r),
+                                       ts_rolling_torque(k * r * r, mu_r * r * fabs(res.normal), u_n, w, dt, &m_r));
+            v = ts_v3_add(v, ts_v3_scale(ts_v3_add(res.force, ts_v3(0, 0, -mass * g)), dt / mass));
+            w = ts_v3_add(w, ts_v3_scale(torque, dt / inertia));
+            x = ts_v3_add(x, ts_v3_scale(v, dt));
+        }
+        if (with) { /* the torque mu_r r m g decelerates it at mu_r g / 1.4: it stops after v^2 1.4 / (2 mu_r g) */
+            CHECK(fabs(v.x) < 1e-3);
+            CHECK_NEAR(x.x, 0.25 * 1.4 / (2.0 * mu_r * g), 0.003);
+        }
+        else
+            CHECK(v.x > 0.49 && x.x > 0.49);
+    }
+}
+
 static void span_map_of_a_box_and_a_ring(void)
 {
     ts_columns g = {0.0, 0.0, 0.1, 20, 20};
@@ -141,7 +187,10 @@ static void bake_crate(const ts_sand_params *p, const float lo[3], const float h
     char dir[] = "/tmp/tsubu-sand-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     ts_frame_loop loop = {1, frames, 24.0, 100, dir, 1, NULL, NULL, 0.0, 0};
-    CHECK(ts_run_frames(&loop, &ts_sand_ops, s, 1, &err) == TS_OK);
+    if (ts_run_frames(&loop, &ts_sand_ops, s, 1, &err) != TS_OK) {
+        fprintf(stderr, "  %s\n", err.message);
+        CHECK(0);
+    }
     ts_sand_get_stats(s, st);
     if (heights)
         memcpy(heights, ts_sand_heights(s), 24 * 24 * sizeof *heights);
@@ -216,6 +265,7 @@ static void bad_sand_input_is_named(void)
 const test_case sand_tests[] = {
     {"sand/contact_rebound_has_its_restitution", contact_rebound_has_its_restitution},
     {"sand/contact_friction_is_capped_and_opposite", contact_friction_is_capped_and_opposite},
+    {"sand/rolling_torque_resists_rolling_and_is_capped", rolling_torque_resists_rolling_and_is_capped},
     {"sand/span_map_of_a_box_and_two", span_map_of_a_box_and_a_ring},
     {"sand/small_drop_conserves_volume", small_drop_conserves_volume},
     {"sand/automatic_depth_layer_comes_to_rest", automatic_depth_layer_comes_to_rest},

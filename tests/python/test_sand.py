@@ -84,17 +84,25 @@ def test_dropped_ball_comes_to_rest_partly_sunk(tmp_path):
     assert speed.max() < 0.2, speed
 
 
-def test_same_bytes_with_one_or_two_threads(tmp_path):
-    assert_same_bytes_with_one_or_two_threads(tmp_path, "from sand_scenes import drop\nd = drop(200, frames=14)", ("ground", "grains", "rigid", "volume"), range(1, 15))
+@pytest.mark.parametrize("rolling", [0.0, 0.3])
+def test_same_bytes_with_one_or_two_threads(tmp_path, rolling):
+    assert_same_bytes_with_one_or_two_threads(
+        tmp_path, f"from sand_scenes import drop\nd = drop(200, frames=14, rolling_friction={rolling})",
+        ("ground", "grains", "rigid", "volume"), range(1, 15))
 
 
-def test_resume_matches_an_uninterrupted_bake(tmp_path, checkpoint_every_frame):
-    whole = tsubu.bake(drop(200, frames=14), str(tmp_path / "whole"))
+@pytest.mark.parametrize("rolling", [0.0, 0.3])
+def test_resume_matches_an_uninterrupted_bake(tmp_path, checkpoint_every_frame, rolling):
+    """With rolling friction the contacts' rolling torques are in the checkpoint too."""
+    whole = tsubu.bake(drop(200, frames=14, rolling_friction=rolling), str(tmp_path / "whole"))
     folder = str(tmp_path / "part")
     with pytest.raises(tsubu.CancelledError):
-        tsubu.bake(drop(200, frames=14), folder, progress=lambda p: p.frame >= 9)
+        tsubu.bake(drop(200, frames=14, rolling_friction=rolling), folder, progress=lambda p: p.frame >= 9)
     assert tsubu.Cache(folder).last_whole_frame() == 8 and tsubu.Cache(folder).checkpoint_frame() == 8
-    part = tsubu.bake(drop(200, frames=14), folder, resume=True)
+    part = tsubu.bake(drop(200, frames=14, rolling_friction=rolling), folder, resume=True)
+    if rolling:  # the torques acted: not the bake without them
+        plain = tsubu.bake(drop(200, frames=14), str(tmp_path / "plain"))
+        assert not np.array_equal(plain.read_heights("ground", 14), part.read_heights("ground", 14))
     for f in range(1, 15):
         assert np.array_equal(whole.read_heights("ground", f), part.read_heights("ground", f)), f
         a, b = whole.read_particles("grains", f), part.read_particles("grains", f)

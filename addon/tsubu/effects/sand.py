@@ -29,6 +29,10 @@ PARAMS = (
           max=10.0, group="Grains"),
     Param("restitution", "float", 0.3, "Rebound speed / impact speed of a contact, e_n (eqs A-9, A-10)", min=0.01,
           max=1.0, group="Grains"),
+    Param("rolling_friction", "float", 0.0, "Rolling resistance mu_r (LIGGGHTS' EPSD2): the torque that stops grains "
+          "rolling over one another, at most mu_r x the pair's radius x its normal force: what gives a heap its angle "
+          "of repose; 0: none (not yet calibrated per preset: see docs/sand.md)", min=0.0, max=10.0, group="Grains",
+          advanced=True),
     Param("contact_time", "float", 0.0, "Duration of a collision t_c (eq. A-9): shorter is stiffer and slower to "
           "bake; 0: from the element radius, so a DE's own weight presses its contact 1.7 % of its radius in "
           "(0.014 s for 1 cm elements)", unit="s", min=0.0, max=10.0, group="Grains", automatic="contact_time"),
