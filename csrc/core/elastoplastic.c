@@ -69,6 +69,8 @@ struct ts_elastoplastic {
     ts_particles masters;
     float *x, *y, *z, *vx, *vy, *vz, *mass, *V0;
     double *FE, *FP;            /* 9 each, row major */
+    double *FE_U, *FE_V, *FE_sigma; /* F_E = U diag(sigma) V^T (9, 9, 3), kept from the step that made F_E: one SVD
+                                       per master and step serves the plastic clamp and the next polar decomposition */
     uint32_t *id, *adj;         /* adj: ADJACENT former neighbours (master indices; masters never move in the arrays) */
     float *rest;                /* 3: where each master started (the skin's reference) */
     double *Dinv;               /* work, 9: D^-1 */
@@ -251,6 +253,9 @@ static int add_master(ts_elastoplastic *e, const ts_elastoplastic_object *o, flo
     e->mass[i] = (float)(e->p.density * d3);
     mat_set(e->FE + 9 * i, ts_m3_identity());
     mat_set(e->FP + 9 * i, ts_m3_identity());
+    mat_set(e->FE_U + 9 * i, ts_m3_identity());
+    mat_set(e->FE_V + 9 * i, ts_m3_identity());
+    e->FE_sigma[3 * i] = e->FE_sigma[3 * i + 1] = e->FE_sigma[3 * i + 2] = 1.0;
     e->id[i] = (uint32_t)i;
     e->rest[3 * i] = x, e->rest[3 * i + 1] = y, e->rest[3 * i + 2] = z;
     for (int a = 0; a < ADJACENT; a++)
@@ -528,6 +533,8 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_STATE_COLUMN("vy", &e->vy, TS_ATTR_F32, 1), TS_STATE_COLUMN("vz", &e->vz, TS_ATTR_F32, 1),
         TS_STATE_COLUMN("mass", &e->mass, TS_ATTR_F32, 1), TS_STATE_COLUMN("V0", &e->V0, TS_ATTR_F32, 1),
         TS_STATE_COLUMN("FE", &e->FE, TS_ATTR_F64, 9), TS_STATE_COLUMN("FP", &e->FP, TS_ATTR_F64, 9),
+        TS_STATE_COLUMN("FE_U", &e->FE_U, TS_ATTR_F64, 9), TS_STATE_COLUMN("FE_V", &e->FE_V, TS_ATTR_F64, 9),
+        TS_STATE_COLUMN("FE_sigma", &e->FE_sigma, TS_ATTR_F64, 3),
         TS_STATE_COLUMN("id", &e->id, TS_ATTR_U32, 1), TS_STATE_COLUMN("adjacent", &e->adj, TS_ATTR_U32, ADJACENT),
         TS_STATE_COLUMN("rest", &e->rest, TS_ATTR_F32, 3),
         TS_WORK_COLUMN("Dinv", &e->Dinv, 9 * d), TS_WORK_COLUMN("G", &e->G, 9 * d), TS_WORK_COLUMN("R", &e->R, 9 * d),
@@ -760,11 +767,10 @@ static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
  * and G = V0 P F^T, what eq. 11 multiplies by the kernel gradient. */
 static void material(ts_elastoplastic *e, size_t i)
 {
-    /* one SVD F = U diag(sigma) V^T gives both the polar decomposition (R = U V^T, S = V diag(sigma) V^T)
-     * and the eigenvectors of tr(S) I - S below (V's columns, with sigma_j + sigma_k) */
-    ts_mat3 F = mat_get(e->FE + 9 * i), U, V;
-    double sigma[3];
-    ts_svd3(F, &U, sigma, &V);
+    /* F's SVD U diag(sigma) V^T (kept by deform) gives both the polar decomposition (R = U V^T, S = V
+     * diag(sigma) V^T) and the eigenvectors of tr(S) I - S below (V's columns, with sigma_j + sigma_k) */
+    const ts_mat3 F = mat_get(e->FE + 9 * i), U = mat_get(e->FE_U + 9 * i), V = mat_get(e->FE_V + 9 * i);
+    const double *sigma = e->FE_sigma + 3 * i;
     const ts_mat3 R = ts_m3_mul(U, ts_m3_transpose(V));
     const double J = ts_m3_det(F), JP = ts_m3_det(mat_get(e->FP + 9 * i));
     double harden = exp(e->p.hardening * (1.0 - JP));
@@ -1059,14 +1065,17 @@ static void deform(ts_elastoplastic *e, size_t i, double dt)
             e->grad[9 * i + 3 * a + b] = A[a][b];
         }
     ts_mat3 FE = ts_m3_mul(step, mat_get(e->FE + 9 * i));                    /* eq. 18 */
+    ts_mat3 U, V;
+    double sig[3];
+    ts_svd3(FE, &U, sig, &V);
+    mat_set(e->FE_U + 9 * i, U);
+    mat_set(e->FE_V + 9 * i, V);
     if (e->p.plastic) {
-        ts_mat3 U, V;
-        double sig[3];
-        ts_svd3(FE, &U, sig, &V);
         const double lo = 1.0 - e->p.yield_compression, hi = 1.0 + e->p.yield_stretch;
         double clamped[3];
         for (int a = 0; a < 3; a++)
             clamped[a] = sig[a] < lo ? lo : (sig[a] > hi ? hi : sig[a]);     /* eq. 19 */
+        memcpy(sig, clamped, sizeof sig);                                     /* F_E's SVD is now U, clamped, V */
         ts_mat3 Sc = {{{clamped[0], 0, 0}, {0, clamped[1], 0}, {0, 0, clamped[2]}}};
         ts_mat3 Si = {{{1.0 / clamped[0], 0, 0}, {0, 1.0 / clamped[1], 0}, {0, 0, 1.0 / clamped[2]}}};
         ts_mat3 FEc = ts_m3_mul(ts_m3_mul(U, Sc), ts_m3_transpose(V));       /* eq. 20 */
@@ -1076,6 +1085,7 @@ static void deform(ts_elastoplastic *e, size_t i, double dt)
         FE = FEc;
     }
     mat_set(e->FE + 9 * i, FE);
+    memcpy(e->FE_sigma + 3 * i, sig, sizeof sig);
 }
 
 /* Eqs. 8-9 at master i, with the old velocity taken with its FLIP update (see the top), then its
