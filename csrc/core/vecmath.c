@@ -9,38 +9,6 @@ ts_mat3 ts_m3_identity(void)
     return r;
 }
 
-ts_mat3 ts_m3_mul(ts_mat3 a, ts_mat3 b)
-{
-    ts_mat3 r;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            r.m[i][j] = a.m[i][0] * b.m[0][j] + a.m[i][1] * b.m[1][j] + a.m[i][2] * b.m[2][j];
-    return r;
-}
-
-ts_mat3 ts_m3_transpose(ts_mat3 a)
-{
-    ts_mat3 r;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            r.m[i][j] = a.m[j][i];
-    return r;
-}
-
-ts_vec3 ts_m3_mul_v3(ts_mat3 a, ts_vec3 v)
-{
-    return ts_v3(a.m[0][0] * v.x + a.m[0][1] * v.y + a.m[0][2] * v.z,
-                 a.m[1][0] * v.x + a.m[1][1] * v.y + a.m[1][2] * v.z,
-                 a.m[2][0] * v.x + a.m[2][1] * v.y + a.m[2][2] * v.z);
-}
-
-double ts_m3_det(ts_mat3 a)
-{
-    return a.m[0][0] * (a.m[1][1] * a.m[2][2] - a.m[1][2] * a.m[2][1]) -
-           a.m[0][1] * (a.m[1][0] * a.m[2][2] - a.m[1][2] * a.m[2][0]) +
-           a.m[0][2] * (a.m[1][0] * a.m[2][1] - a.m[1][1] * a.m[2][0]);
-}
-
 int ts_m3_inverse(ts_mat3 a, ts_mat3 *out)
 {
     double det = ts_m3_det(a);
@@ -59,17 +27,6 @@ int ts_m3_inverse(ts_mat3 a, ts_mat3 *out)
     r.m[2][2] = (a.m[0][0] * a.m[1][1] - a.m[0][1] * a.m[1][0]) * inv;
     *out = r;
     return 1;
-}
-
-ts_mat3 ts_m3_from_columns(ts_vec3 c0, ts_vec3 c1, ts_vec3 c2)
-{
-    ts_mat3 r = {{{c0.x, c1.x, c2.x}, {c0.y, c1.y, c2.y}, {c0.z, c1.z, c2.z}}};
-    return r;
-}
-
-ts_vec3 ts_m3_column(ts_mat3 a, int j)
-{
-    return ts_v3(a.m[0][j], a.m[1][j], a.m[2][j]);
 }
 
 /* ---- quaternions (w + xi + yj + zk, unit for rotations) ---- */
