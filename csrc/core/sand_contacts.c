@@ -36,12 +36,11 @@ static contact_history source_history(const contacts *old, size_t i, int source)
     return h;
 }
 
-/* The rolling resistance of a contact (ts_rolling_torque), or none when mu_r is 0. k_r = k_t R_eff^2. */
+/* The rolling resistance of a contact of stiffness k (ts_rolling_torque: k_r = k_t R_eff^2); called only when
+ * rolling friction is on, the only time the histories m_r are kept. */
 static ts_vec3 rolling(const ts_sand *s, double k, double r_eff, double F_n, ts_vec3 u_n, ts_vec3 w_rel, double dt,
                        ts_vec3 *m_r)
 {
-    if (s->p.rolling_friction <= 0.0)
-        return ts_v3(0, 0, 0);
     return ts_rolling_torque(k * r_eff * r_eff, s->p.rolling_friction * r_eff * fabs(F_n), u_n, w_rel, dt, m_r);
 }
 
@@ -191,8 +190,9 @@ static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *nex
 }
 
 /* Replace DE i's slots by what the pass built. */
-static void store_contacts(contacts *c, size_t i, const staged_contacts *st, int rolling_on)
+static void store_contacts(contacts *c, size_t i, const staged_contacts *st)
 {
+    const int rolling_on = c->m_r != NULL;
     c->count[i] = (uint8_t)st->count;
     memcpy(c->partner + i * MAX_CONTACTS, st->partner, (size_t)st->count * sizeof *st->partner);
     for (int k = 0; k < st->count; k++)
@@ -227,7 +227,7 @@ void sand_compute_forces(ts_sand *s, double dt)
             source_force(s, i, (int)s->n_objects, &bed, dt, &next, &ef);
         else
             memset(s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6, 0, 6 * sizeof(double));
-        store_contacts(&s->c, i, &next, s->p.rolling_friction > 0.0);
+        store_contacts(&s->c, i, &next);
         s->fx[i] = ef.F.x, s->fy[i] = ef.F.y, s->fz[i] = ef.F.z;
         s->tx[i] = ef.T.x, s->ty[i] = ef.T.y, s->tz[i] = ef.T.z;
     }

@@ -116,10 +116,7 @@ class SettingsPanel:
             if p.group == self.group and p.advanced == self.advanced:
                 col.prop(settings, p.name)
                 if p.automatic and getattr(settings, p.name) == 0:
-                    chosen = last_bake_stats(obj).get(p.automatic)
-                    col.label(text=f"Automatic: {chosen:.4g} {p.unit} at the last bake".replace("  ", " ")
-                              if isinstance(chosen, (int, float)) and chosen > 0 else "Automatic: chosen when baking",
-                              icon="BLANK1")
+                    col.label(text=automatic_value(p, last_bake_stats(obj).get(p.automatic)), icon="BLANK1")
 
 
 class TSUBU_PT_cache(bpy.types.Panel):
@@ -188,6 +185,13 @@ class TSUBU_PT_cache(bpy.types.Panel):
         if not baking and freshness.is_out_of_date(context.scene, obj):
             draw_message(layout, "Cache out of date: settings or objects changed since the bake. Bake again "
                                  "to see them", context, "ERROR")
+
+
+def automatic_value(param, chosen):
+    """What a setting left at 0 ("chosen by the solver") came to at the last bake."""
+    if not isinstance(chosen, (int, float)) or chosen <= 0:
+        return "Automatic: chosen when baking"
+    return f"Automatic: {chosen:.4g}{' ' + param.unit if param.unit else ''} at the last bake"
 
 
 _stats = {}  # (manifest, its mtime) -> the last bake's statistics
