@@ -210,10 +210,10 @@ class Cache:
         if unit == "m³" and max(abs(v) for v in figures.values()) < 1.0:
             unit, scale = "L", 1000.0
         names = desc.get("columns", {})
+        first = self.frames(stream)[0]
         lines = [f"{desc.get('label', stream)} at frame {frame}"]
         for name, value in figures.items():
             line = f"{names.get(name, name.replace('_', ' ').capitalize())}: {value * scale:.4g} {unit}".rstrip()
-            first = self.frames(stream)[0]
             if name == "total" and first != frame:
                 line += f" (frame {first}: {self.read_table(stream, first)['total'] * scale:.4g})"
             lines.append(line)

@@ -102,7 +102,7 @@ static ts_status check_params(const ts_sand_params *p, ts_error *err)
 #define CONTACT_SAG 0.017
 static double automatic_contact_time(const ts_sand *s)
 {
-    const double g = gravity_magnitude(s) > 0.0 ? gravity_magnitude(s) : 9.80665, ln_e = log(s->p.restitution);
+    const double g_here = gravity_magnitude(s), g = g_here > 0.0 ? g_here : 9.80665, ln_e = log(s->p.restitution);
     return sqrt(CONTACT_SAG * s->p.element_radius * (M_PI * M_PI + ln_e * ln_e) / g);
 }
 
@@ -477,8 +477,8 @@ static ts_status save_contacts(const ts_sand *s, ts_checkpoint *cp, ts_error *er
     int32_t *source = ts_checkpoint_scratch(cp, n * SOURCE_SLOTS * sizeof *source, err);
     uint32_t *partner = ts_checkpoint_scratch(cp, n_contacts * sizeof *partner, err);
     float *d_t = ts_checkpoint_scratch(cp, n_contacts * 3 * sizeof *d_t, err);
-    float *m_r = ts_checkpoint_scratch(cp, n_contacts * 3 * sizeof *m_r, err);
-    if (!source || !partner || !d_t || !m_r)
+    float *m_r = c->m_r ? ts_checkpoint_scratch(cp, n_contacts * 3 * sizeof *m_r, err) : NULL;
+    if (!source || !partner || !d_t || (c->m_r && !m_r))
         return TS_ERR_NOMEM;
     for (size_t k = 0; k < n * SOURCE_SLOTS; k++)
         source[k] = c->source[k];
@@ -486,16 +486,15 @@ static ts_status save_contacts(const ts_sand *s, ts_checkpoint *cp, ts_error *er
         for (int k = 0; k < c->count[i]; k++, at++) {
             partner[at] = c->partner[i * MAX_CONTACTS + (size_t)k];
             memcpy(d_t + 3 * at, c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3, 3 * sizeof *d_t);
-            if (c->m_r) /* else not kept: zeros */
+            if (m_r)
                 memcpy(m_r + 3 * at, c->m_r + (i * MAX_CONTACTS + (size_t)k) * 3, 3 * sizeof *m_r);
-            else
-                memset(m_r + 3 * at, 0, 3 * sizeof *m_r);
         }
     const ts_column source_column = {"object", TS_ATTR_I32, SOURCE_SLOTS, source};
     const ts_column contact_columns[] = {{"partner", TS_ATTR_U32, 1, partner}, {"d_t", TS_ATTR_F32, 3, d_t},
                                          {"m_r", TS_ATTR_F32, 3, m_r}};
     ts_status st = ts_checkpoint_put(cp, "sources", n, &source_column, 1, err);
-    return st == TS_OK ? ts_checkpoint_put(cp, "contacts", n_contacts, contact_columns, 3, err) : st;
+    /* the rolling torques only where they are kept (rolling friction on) */
+    return st == TS_OK ? ts_checkpoint_put(cp, "contacts", n_contacts, contact_columns, m_r ? 3 : 2, err) : st;
 }
 
 static ts_status sand_save_state(void *state, ts_checkpoint *cp, ts_error *err)
@@ -526,13 +525,14 @@ static ts_status restore_contacts(ts_sand *s, const ts_checkpoint *cp, ts_error 
     contacts *c = &s->c;
     int32_t *source = malloc((n * SOURCE_SLOTS + 1) * sizeof *source);
     uint32_t *partner = malloc(((size_t)n_contacts + 1) * sizeof *partner);
-    float *d_t = malloc(((size_t)n_contacts * 3 + 1) * sizeof *d_t), *m_r = malloc(((size_t)n_contacts * 3 + 1) * sizeof *m_r);
+    float *d_t = malloc(((size_t)n_contacts * 3 + 1) * sizeof *d_t);
+    float *m_r = c->m_r ? malloc(((size_t)n_contacts * 3 + 1) * sizeof *m_r) : NULL;
     const ts_column source_column = {"object", TS_ATTR_I32, SOURCE_SLOTS, source};
     const ts_column contact_columns[] = {{"partner", TS_ATTR_U32, 1, partner}, {"d_t", TS_ATTR_F32, 3, d_t},
                                          {"m_r", TS_ATTR_F32, 3, m_r}};
-    st = source && partner && d_t && m_r ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "sand: out of memory restoring the checkpoint");
+    st = source && partner && d_t && (m_r || !c->m_r) ? TS_OK : ts_fail(err, TS_ERR_NOMEM, "sand: out of memory restoring the checkpoint");
     if (st == TS_OK) st = ts_checkpoint_get(cp, "sources", n, &source_column, 1, err);
-    if (st == TS_OK) st = ts_checkpoint_get(cp, "contacts", n_contacts, contact_columns, 3, err);
+    if (st == TS_OK) st = ts_checkpoint_get(cp, "contacts", n_contacts, contact_columns, m_r ? 3 : 2, err);
     size_t at = 0;
     for (size_t i = 0; st == TS_OK && i < n; i++) {
         if (c->count[i] > MAX_CONTACTS || at + c->count[i] > n_contacts)
@@ -541,7 +541,7 @@ static ts_status restore_contacts(ts_sand *s, const ts_checkpoint *cp, ts_error 
         for (int k = 0; st == TS_OK && k < c->count[i]; k++, at++) {
             c->partner[i * MAX_CONTACTS + (size_t)k] = partner[at];
             memcpy(c->d_t + (i * MAX_CONTACTS + (size_t)k) * 3, d_t + 3 * at, 3 * sizeof *d_t);
-            if (c->m_r)
+            if (m_r)
                 memcpy(c->m_r + (i * MAX_CONTACTS + (size_t)k) * 3, m_r + 3 * at, 3 * sizeof *m_r);
         }
         for (size_t k = i * SOURCE_SLOTS; st == TS_OK && k < (i + 1) * SOURCE_SLOTS; k++) {

@@ -180,8 +180,9 @@ class TSUBU_PT_cache(bpy.types.Panel):
                              context, "ERROR")
             elif state:
                 layout.label(text="A cache exists for this domain", icon="INFO")
-        if not baking and Cache(export.cache_folder(obj)).exists():
-            draw_tables(layout, Cache(export.cache_folder(obj)), context.scene.frame_current)
+        cache = Cache(export.cache_folder(obj))
+        if not baking and cache.exists():
+            draw_tables(layout, cache, context.scene.frame_current)
         if not baking and freshness.is_out_of_date(context.scene, obj):
             draw_message(layout, "Cache out of date: settings or objects changed since the bake. Bake again "
                                  "to see them", context, "ERROR")
