@@ -258,6 +258,7 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
     key_set set = {NULL, 0, 0};
     ts_status st = TS_OK;
     const double limit = (double)(KEY_HALF - 2) * LEAF;
+    int64_t last_lo[3] = {1, 1, 1}, last_hi[3] = {0, 0, 0}; /* the box added last: grid neighbours share it */
     for (size_t i = 0; i < n && st == TS_OK; i++) {
         if (!k->cut[i])
             continue;
@@ -272,6 +273,9 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
             lo[a] = (int64_t)floor(floor(c[a] - e) / LEAF);
             hi[a] = (int64_t)floor(ceil(c[a] + e) / LEAF);
         }
+        if (st != TS_OK || (!memcmp(lo, last_lo, sizeof lo) && !memcmp(hi, last_hi, sizeof hi)))
+            continue;
+        memcpy(last_lo, lo, sizeof lo), memcpy(last_hi, hi, sizeof hi);
         for (int64_t a = lo[0]; st == TS_OK && a <= hi[0]; a++)
             for (int64_t b = lo[1]; b <= hi[1] && st == TS_OK; b++)
                 for (int64_t c2 = lo[2]; c2 <= hi[2] && st == TS_OK; c2++)
