@@ -58,6 +58,9 @@ typedef struct ts_sph_wall {
      * sliding speed and per nu = alpha h c / rho0 - the erosion paper's
      * F_vis(p) (sec. 3.2): a = -nu F(phi) v_t */
     float friction[TS_SPH_WALL_SAMPLES];
+    /* T(phi) = sum_w m |W'(r)| (x - x_w)(x - x_w)^T / r, along the normal and across it: with a
+     * hydrostatic wall pressure p_w = p_i + rho0 g . (x_w - x_i) the wall adds -(rho0 / rho^2) T g */
+    float moment_n[TS_SPH_WALL_SAMPLES], moment_t[TS_SPH_WALL_SAMPLES];
 } ts_sph_wall;
 
 void ts_sph_wall_init(ts_sph_wall *w, const ts_kernels *k, double spacing, double mass);

@@ -101,7 +101,7 @@ typedef struct ts_sph_model {
     ts_kernels k;
     ts_sph_eos_params eos;
     ts_sph_wall wall;
-    float h, spacing, mass, r_contact;
+    float h, spacing, mass, r_contact, r_body_contact;
     float domain[6];
 
     /* the fluid, re-sorted into grid-cell order whenever the Verlet lists

@@ -63,7 +63,37 @@ static void test_flat_face_gives_the_tables(void)
     ts_collider_free(&c);
 }
 
+/* The moments behind a body's hydrostatic wall pressure (sph.h): at a fluid particle phi above a flat wall, the
+ * wall lattice's sum_w m |W'(r)| (x - x_w)(x - x_w)^T / r, summed here point by point with the wall particles
+ * placed as the tables place them, along the normal (T_n) and across it (T_t); zero from one kernel radius. */
+static void test_hydrostatic_moments_match_the_lattice_sums(void)
+{
+    const double s = 0.02;
+    lattice_wall l = make_lattice(s);
+    for (double phi = 0.1 * s; phi < 1.9 * s; phi += 0.3 * s) {
+        double tn = 0.0, tt = 0.0;
+        for (int layer = 0; layer < 6; layer++)
+            for (int i = -6; i <= 6; i++)
+                for (int j = -6; j <= 6; j++) {
+                    const double dx = i * s, dy = j * s, dz = phi + (layer + 0.5) * s;
+                    const double r = sqrt(dx * dx + dy * dy + dz * dz);
+                    if (r < l.k.h) {
+                        tn -= l.mass * ts_dw_spiky(&l.k, r) * dz * dz / r;
+                        tt -= l.mass * ts_dw_spiky(&l.k, r) * dy * dy / r;
+                    }
+                }
+        const double t = (phi - l.wall.phi_min) * l.wall.inv_step;
+        const int at = (int)t;
+        const double f = t - at;
+        CHECK_NEAR((1 - f) * l.wall.moment_n[at] + f * l.wall.moment_n[at + 1], tn, 0.01 * l.wall.moment_n[0]);
+        CHECK_NEAR((1 - f) * l.wall.moment_t[at] + f * l.wall.moment_t[at + 1], tt, 0.01 * l.wall.moment_n[0]);
+        CHECK(tt >= 0.0 && (phi < 1.5 * s ? tn > 0.0 : tn == 0.0)); /* the first wall layer is 0.5 s behind */
+    }
+    CHECK(ts_sph_wall_table(&l.wall, l.wall.moment_n, l.k.h) == 0.0f);
+}
+
 const test_case wall_field_tests[] = {
+    {"wall_field/hydrostatic_moments_match_the_lattice_sums", test_hydrostatic_moments_match_the_lattice_sums},
     {"wall_field/flat_face_gives_the_tables_an_edge_less", test_flat_face_gives_the_tables},
     {0, 0},
 };
