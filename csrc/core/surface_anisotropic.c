@@ -72,12 +72,13 @@ typedef struct kernels {
     float *ex, *ey, *ez;  /* half extents of the support's bounding box (m) */
     float *scale;         /* V x poly6 normalisation x det G */
     unsigned char *cut;   /* the neighbourhood is cut by the surface */
+    int32_t *box;         /* the voxels the support's bounding box covers, 6 per particle: lo xyz, hi xyz */
 } kernels;
 
 static void kernels_free(kernels *k)
 {
     free(k->cx), free(k->cy), free(k->cz), free(k->g), free(k->ex), free(k->ey), free(k->ez), free(k->scale);
-    free(k->cut);
+    free(k->cut), free(k->box);
     memset(k, 0, sizeof *k);
 }
 
@@ -90,7 +91,8 @@ static ts_status kernels_alloc(kernels *k, size_t n, ts_error *err)
     k->ex = malloc(m * sizeof(float)), k->ey = malloc(m * sizeof(float)), k->ez = malloc(m * sizeof(float));
     k->scale = malloc(m * sizeof(float));
     k->cut = malloc(m);
-    if (!k->cx || !k->cy || !k->cz || !k->g || !k->ex || !k->ey || !k->ez || !k->scale || !k->cut) {
+    k->box = malloc(6 * m * sizeof(int32_t));
+    if (!k->cx || !k->cy || !k->cz || !k->g || !k->ex || !k->ey || !k->ez || !k->scale || !k->cut || !k->box) {
         kernels_free(k);
         return ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu particles' kernels", n);
     }
@@ -322,20 +324,17 @@ evaluate_leaf(const ts_grid *grid, const kernels *k, const int32_t origin[3], do
             const uint32_t begin = grid->cell_start[row + (size_t)cell_lo[0]];
             const uint32_t end = grid->cell_start[row + (size_t)cell_hi[0] + 1];
             for (uint32_t p = begin; p < end; p++) {
-                const float px = k->cx[p], py = k->cy[p], pz = k->cz[p];
-                const float ext[3] = {k->ex[p], k->ey[p], k->ez[p]}, c[3] = {px, py, pz};
-                int i0[3], i1[3], empty = 0;
-                for (int a = 0; a < 3; a++) {
-                    i0[a] = (int)ceilf((c[a] - ext[a]) / v) - origin[a];
-                    i1[a] = (int)floorf((c[a] + ext[a]) / v) - origin[a];
-                    if (i0[a] < 0)
-                        i0[a] = 0;
-                    if (i1[a] > LEAF - 1)
-                        i1[a] = LEAF - 1;
-                    empty |= i0[a] > i1[a];
-                }
-                if (empty)
+                /* most kernels gathered from the cells around do not reach the leaf: whole-voxel bounds first */
+                const int32_t *b = k->box + 6 * (size_t)p;
+                if (b[3] < origin[0] || b[0] > origin[0] + LEAF - 1 || b[4] < origin[1] ||
+                    b[1] > origin[1] + LEAF - 1 || b[5] < origin[2] || b[2] > origin[2] + LEAF - 1)
                     continue;
+                const float px = k->cx[p], py = k->cy[p], pz = k->cz[p];
+                int i0[3], i1[3];
+                for (int a = 0; a < 3; a++) {
+                    i0[a] = b[a] - origin[a] < 0 ? 0 : b[a] - origin[a];
+                    i1[a] = b[3 + a] - origin[a] > LEAF - 1 ? LEAF - 1 : b[3 + a] - origin[a];
+                }
                 const float *g = k->g + 6 * (size_t)p, s = k->scale[p];
                 /* a whole row of 8 voxels at once: outside the ellipsoid t is 0 and adds exactly nothing */
                 lane8 dz, t;
@@ -437,10 +436,17 @@ ts_status ts_surface_anisotropic(const ts_surface_settings *s, const float *x, c
         ts_grid_permute_f32(&centres, shaped.cz, k.cz), ts_grid_permute_f32(&centres, shaped.ex, k.ex);
         ts_grid_permute_f32(&centres, shaped.ey, k.ey), ts_grid_permute_f32(&centres, shaped.ez, k.ez);
         ts_grid_permute_f32(&centres, shaped.scale, k.scale);
+        const float v = (float)voxel, far = (float)(1 << 30);
+        #pragma omp parallel for schedule(static)
         for (size_t p = 0; p < n; p++) {
             const uint32_t i = centres.sorted[p];
             memcpy(k.g + 6 * p, shaped.g + 6 * (size_t)i, 6 * sizeof(float));
             k.cut[p] = shaped.cut[i];
+            const float c[3] = {k.cx[p], k.cy[p], k.cz[p]}, e[3] = {k.ex[p], k.ey[p], k.ez[p]};
+            for (int a = 0; a < 3; a++) {   /* clamped: a stray particle's index stays an int */
+                k.box[6 * p + a] = (int32_t)fmaxf(-far, fminf(far, ceilf((c[a] - e[a]) / v)));
+                k.box[6 * p + 3 + a] = (int32_t)fmaxf(-far, fminf(far, floorf((c[a] + e[a]) / v)));
+            }
         }
         /* the surface lies within half a spacing of a cut neighbourhood's smoothed centre; its band beyond */
         st = surface_leaves(&k, n, voxel, d + (BAND + 1.0) * voxel, &keys, &leaves, err);
