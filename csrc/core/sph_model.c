@@ -60,8 +60,9 @@ ts_status ts_sph_init(ts_sph_model *m, const ts_sph_settings *set, ts_error *err
     m->lists_stale = 1;
     m->r_contact = 0.5f * m->spacing;  /* how close a particle may come to a wall */
     /* and to a body: closer, so that the body's wall pressure, not this catch, holds the liquid's first layer
-     * (at a radius the catch bore ~7 % of the liquid's push, which the body never felt: it floated deep) */
-    m->r_body_contact = 0.25f * m->spacing;
+     * (the catch's push is not given to the body: a 14 cm box held under the liquid felt 97.6 % of
+     * Archimedes' force with the catch at a quarter spacing, 99.2 % here) */
+    m->r_body_contact = 0.15f * m->spacing;
     ts_kernels_init(&m->k, m->h);
     m->eos = (ts_sph_eos_params){set->muller ? TS_SPH_IDEAL : TS_SPH_TAIT, set->rest_density, set->speed_of_sound,
                                  set->gas_stiffness};
@@ -771,7 +772,7 @@ ts_status ts_sph_body_forces(ts_sph_model *m, ts_error *err)
  * distance from the body's rest-pose field, within r_body_contact. The
  * momentum of this correction is not given back to the body, so it must stay
  * a rare catch: at a radius (as for the walls) the liquid's first layer rested
- * on it and the body missed ~7 % of its buoyancy. */
+ * on it and the body missed part of its buoyancy (see ts_sph_init). */
 static void keep_out_of_body(const ts_sph_model *m, const ts_sph_boundary *bd, size_t i)
 {
     const ts_rigid_body *rb = bd->body;
