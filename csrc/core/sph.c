@@ -29,9 +29,8 @@ double ts_sph_lattice_mass(double h, double spacing, double rho0)
 static void wall_sums(const ts_kernels *k, double spacing, double mass, double phi, double *z, double *g,
                       double *f, double *tn, double *tt)
 {
-    double stn = 0.0, stt = 0.0;
     const int offsets = 1, n = (int)ceil(k->h / spacing) + 1;
-    double sz = 0.0, sg = 0.0, sf = 0.0;
+    double sz = 0.0, sg = 0.0, sf = 0.0, stn = 0.0, stt = 0.0;
     for (int oa = 0; oa < offsets; oa++)
         for (int ob = 0; ob < offsets; ob++) {
             double ox = 0.0, oy = 0.0;

@@ -611,7 +611,7 @@ static void body_share(const ts_sph_model *m, size_t i, const ts_collider_hit *h
     body_friction(m, i, hit, nu_wall, friction);
     /* The body's virtual particles carry the hydrostatic pressure of where they are, p_w = p_i + rho0 g . (x_w -
      * x_i) (Adami et al. 2012), not the particle's own: with p_w = p_i a body in a pressure gradient is pushed
-     * by an extra rho0 g x (about half a spacing) x its horizontal faces' area - a 14 cm box 7 % too light. The
+     * up by an extra rho0 g x (about half a spacing) x its horizontal faces' area (a held 14 cm box: 7 %). The
      * difference adds -(rho0 / rho_i^2) T g, T the wall's moment (sph.h), scaled as the body's field scales G. */
     const float flat = ts_sph_wall_table(&m->wall, m->wall.gradient, hit->distance);
     const float scale = flat > 0.0f ? (float)ts_v3_length(g) / flat : 0.0f;
