@@ -217,6 +217,14 @@ static void key_leaf(uint64_t key, int32_t origin[3])
 }
 
 /* An open-addressing set of keys (key 0 cannot occur: coordinates are offset). */
+/* The slot of a key in a table of `capacity` (a power of two) slots: the top bits of a Fibonacci hash, which
+ * depend on every field of the key (the low bits of the product do not see the leaf's x at all, and a pool's
+ * keys then collided by the hundred). */
+static size_t key_slot(uint64_t key, size_t capacity)
+{
+    return capacity > 1 ? (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctzll(capacity))) : 0;
+}
+
 typedef struct key_set {
     uint64_t *slot;
     size_t capacity, count;
@@ -231,7 +239,7 @@ static ts_status key_set_add(key_set *s, uint64_t key, ts_error *err)
             return ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu leaves", s->count);
         for (size_t i = 0; i < s->capacity; i++)
             if (s->slot[i]) {
-                size_t at = (size_t)((s->slot[i] * 0x9E3779B97F4A7C15ull) >> 20) & (capacity - 1);
+                size_t at = key_slot(s->slot[i], capacity);
                 while (slot[at])
                     at = (at + 1) & (capacity - 1);
                 slot[at] = s->slot[i];
@@ -239,7 +247,7 @@ static ts_status key_set_add(key_set *s, uint64_t key, ts_error *err)
         free(s->slot);
         s->slot = slot, s->capacity = capacity;
     }
-    size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (s->capacity - 1);
+    size_t at = key_slot(key, s->capacity);
     while (s->slot[at] && s->slot[at] != key)
         at = (at + 1) & (s->capacity - 1);
     if (!s->slot[at])
@@ -260,7 +268,6 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
     key_set set = {NULL, 0, 0};
     ts_status st = TS_OK;
     const double limit = (double)(KEY_HALF - 2) * LEAF;
-    int64_t last_lo[3] = {1, 1, 1}, last_hi[3] = {0, 0, 0}; /* the box added last: grid neighbours share it */
     for (size_t i = 0; i < n && st == TS_OK; i++) {
         if (!k->cut[i])
             continue;
@@ -275,9 +282,6 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
             lo[a] = (int64_t)floor(floor(c[a] - e) / LEAF);
             hi[a] = (int64_t)floor(ceil(c[a] + e) / LEAF);
         }
-        if (st != TS_OK || (!memcmp(lo, last_lo, sizeof lo) && !memcmp(hi, last_hi, sizeof hi)))
-            continue;
-        memcpy(last_lo, lo, sizeof lo), memcpy(last_hi, hi, sizeof hi);
         for (int64_t a = lo[0]; st == TS_OK && a <= hi[0]; a++)
             for (int64_t b = lo[1]; b <= hi[1] && st == TS_OK; b++)
                 for (int64_t c2 = lo[2]; c2 <= hi[2] && st == TS_OK; c2++)
