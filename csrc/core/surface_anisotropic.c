@@ -82,7 +82,8 @@ static void kernels_free(kernels *k)
     memset(k, 0, sizeof *k);
 }
 
-static ts_status kernels_alloc(kernels *k, size_t n, ts_error *err)
+/* `boxes`: also the voxel boxes, which only the sorted kernels the evaluation reads need */
+static ts_status kernels_alloc(kernels *k, size_t n, int boxes, ts_error *err)
 {
     memset(k, 0, sizeof *k);
     const size_t m = n ? n : 1;
@@ -91,8 +92,9 @@ static ts_status kernels_alloc(kernels *k, size_t n, ts_error *err)
     k->ex = malloc(m * sizeof(float)), k->ey = malloc(m * sizeof(float)), k->ez = malloc(m * sizeof(float));
     k->scale = malloc(m * sizeof(float));
     k->cut = malloc(m);
-    k->box = malloc(6 * m * sizeof(int32_t));
-    if (!k->cx || !k->cy || !k->cz || !k->g || !k->ex || !k->ey || !k->ez || !k->scale || !k->cut || !k->box) {
+    k->box = boxes ? malloc(6 * m * sizeof(int32_t)) : NULL;
+    if (!k->cx || !k->cy || !k->cz || !k->g || !k->ex || !k->ey || !k->ez || !k->scale || !k->cut ||
+        (boxes && !k->box)) {
         kernels_free(k);
         return ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu particles' kernels", n);
     }
@@ -402,7 +404,7 @@ ts_status ts_surface_anisotropic(const ts_surface_settings *s, const float *x, c
 
     ts_status st = ts_grid_build(&around, x, y, z, n, (float)(NEIGHBOURHOOD * d), NULL, err);
     if (st == TS_OK)
-        st = kernels_alloc(&shaped, n, err);
+        st = kernels_alloc(&shaped, n, 0, err);
     if (st == TS_OK) {
         #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++)
@@ -434,7 +436,7 @@ ts_status ts_surface_anisotropic(const ts_surface_settings *s, const float *x, c
     if (st == TS_OK)
         st = ts_grid_build(&centres, shaped.cx, shaped.cy, shaped.cz, n, reach, NULL, err);
     if (st == TS_OK)
-        st = kernels_alloc(&k, n, err);
+        st = kernels_alloc(&k, n, 1, err);
     if (st == TS_OK) {
         ts_grid_permute_f32(&centres, shaped.cx, k.cx), ts_grid_permute_f32(&centres, shaped.cy, k.cy);
         ts_grid_permute_f32(&centres, shaped.cz, k.cz), ts_grid_permute_f32(&centres, shaped.ex, k.ex);
