@@ -599,16 +599,17 @@ static float wall_friction_nu(const ts_sph_model *m)
 
 /* What fluid particle i does to a body whose surface hit is within h (wall weight z, gradient sum g): minus
  * what the body's wall did to it - the pressure share of the combined walls (wall_sum: this wall's gradient
- * times what the other walls leave) and the friction, which it gives in `friction` - at the particle's
- * nearest surface point. */
+ * times what the other walls leave), its friction and its hydrostatic part, the last two of which it gives
+ * in `wall_accel` (the mirrored push is already in the particle's wall gradient) - at the particle's nearest
+ * surface point. */
 static void body_share(const ts_sph_model *m, size_t i, const ts_collider_hit *hit, float z, ts_vec3 g,
-                       float nu_wall, float friction[3], ts_sph_body_share *share)
+                       float nu_wall, float wall_accel[3], ts_sph_body_share *share)
 {
     float own = z / (float)m->set.rest_density;   /* what the other walls leave: all of them but this one */
     float others = own < 0.99f ? m->wi[i] / (1.0f - own) : 0.0f;
     float push = (m->set.muller ? 1.0f : 2.0f) * m->P[i] * others;
-    friction[0] = friction[1] = friction[2] = 0.0f;
-    body_friction(m, i, hit, nu_wall, friction);
+    wall_accel[0] = wall_accel[1] = wall_accel[2] = 0.0f;
+    body_friction(m, i, hit, nu_wall, wall_accel);
     /* The body's virtual particles carry the hydrostatic pressure of where they are, p_w = p_i + rho0 g . (x_w -
      * x_i) (Adami et al. 2012), not the particle's own: with p_w = p_i a body in a pressure gradient is pushed
      * up by an extra rho0 g x (about half a spacing) x its horizontal faces' area (a held 14 cm box: 7 %). The
@@ -622,10 +623,10 @@ static void body_share(const ts_sph_model *m, size_t i, const ts_collider_hit *h
     const float gn = grav[0] * n[0] + grav[1] * n[1] + grav[2] * n[2];
     const float c = -(float)m->set.rest_density * m->inv_rho[i] * m->inv_rho[i] * others;
     for (int q = 0; q < 3; q++)
-        friction[q] += c * (tn * gn * n[q] + tt * (grav[q] - gn * n[q]));
-    share->force[0] = -m->mass * (push * (float)g.x + friction[0]);
-    share->force[1] = -m->mass * (push * (float)g.y + friction[1]);
-    share->force[2] = -m->mass * (push * (float)g.z + friction[2]);
+        wall_accel[q] += c * (tn * gn * n[q] + tt * (grav[q] - gn * n[q]));
+    share->force[0] = -m->mass * (push * (float)g.x + wall_accel[0]);
+    share->force[1] = -m->mass * (push * (float)g.y + wall_accel[1]);
+    share->force[2] = -m->mass * (push * (float)g.z + wall_accel[2]);
     share->at[0] = m->x[i] - hit->normal.x * hit->distance;
     share->at[1] = m->y[i] - hit->normal.y * hit->distance;
     share->at[2] = m->z[i] - hit->normal.z * hit->distance;
@@ -682,15 +683,15 @@ void ts_sph_forces(ts_sph_model *m)
         a[0] += pw * m->wgx[i], a[1] += pw * m->wgy[i], a[2] += pw * m->wgz[i];
         if (m->has_terrain && m->tl[i] < c.h)
             terrain_wall_terms(m, i, pw, nu_wall, a);
-        for (size_t k = 0; k < m->n_boundaries; k++) {   /* bodies' pressure is in wg; their friction: */
+        for (size_t k = 0; k < m->n_boundaries; k++) {   /* bodies' mirrored push is in wg; the rest: */
             ts_collider_hit hit;
-            float z, friction[3];
+            float z, wall_accel[3];
             ts_vec3 g;
             if (m->boundaries[k].kind != TS_SPH_BODY || !body_wall(m, &m->boundaries[k], xi, yi, zi, &hit, &z, &g))
                 continue;
             ts_sph_body_share share = {(uint32_t)i, (uint32_t)k, {0, 0, 0}, {0, 0, 0}};
-            body_share(m, i, &hit, z, g, nu_wall, friction, &share);
-            a[0] += friction[0], a[1] += friction[1], a[2] += friction[2];
+            body_share(m, i, &hit, z, g, nu_wall, wall_accel, &share);
+            a[0] += wall_accel[0], a[1] += wall_accel[1], a[2] += wall_accel[2];
             add_share(m, share);
         }
         float n_len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
@@ -710,12 +711,12 @@ void ts_sph_forces(ts_sph_model *m)
 int ts_sph_body_push(const ts_sph_model *m, size_t k, size_t i, ts_vec3 *force, ts_vec3 *at)
 {
     ts_collider_hit hit;
-    float z, friction[3];
+    float z, wall_accel[3];
     ts_vec3 g;
     if (!body_wall(m, &m->boundaries[k], m->x[i], m->y[i], m->z[i], &hit, &z, &g))
         return 0;
     ts_sph_body_share share;
-    body_share(m, i, &hit, z, g, wall_friction_nu(m), friction, &share);
+    body_share(m, i, &hit, z, g, wall_friction_nu(m), wall_accel, &share);
     *force = ts_v3(share.force[0], share.force[1], share.force[2]);
     *at = ts_v3(share.at[0], share.at[1], share.at[2]);
     return 1;
