@@ -286,6 +286,7 @@ ts_status ts_erosion_create(ts_erosion **out, const ts_erosion_params *p, const 
         p->surface_tension, p->wall_friction, p->cfl_number, {p->gravity[0], p->gravity[1], p->gravity[2]}, 0,
         {p->domain_min[0], p->domain_min[1], p->domain_min[2]}, {p->domain_max[0], p->domain_max[1], p->domain_max[2]},
         p->wall_attraction,
+        0.0, /* no particle shifting: the paper's flow down a terrain, as its tests measure it */
     };
     const ts_particle_column carried[] = {TS_STATE_COLUMN("sediment", &e->sediment, TS_ATTR_F32, 1)};
     st = ts_sph_init(&e->sph, &set, err);

@@ -114,7 +114,7 @@ static uint32_t within_ranges_portable(const float *x, const float *y, const flo
 
 /* What neighbour j adds to particle i's sums. */
 typedef struct pair_parts {
-    float ax, ay, az, nx, ny, nz, lap;
+    float ax, ay, az, nx, ny, nz, lap, cx, cy, cz;
 } pair_parts;
 
 static inline pair_parts pair_contribution(const ts_sph_pair_consts *c, int muller, float dx, float dy, float dz,
@@ -127,7 +127,12 @@ static inline pair_parts pair_contribution(const ts_sph_pair_consts *c, int mull
     float gw = gw_d * d;                                                /* colour field gradient, eq. 3.21 */
     pair_parts p = {t.s * dx - t.visc * dvx, t.s * dy - t.visc * dvy, t.s * dz - t.visc * dvz,
                     gw * dx, gw * dy, gw * dz,
-                    gw_d * (c->three_h2 - 7.0f * r2)};                  /* its Laplacian, eq. 3.22 */
+                    gw_d * (c->three_h2 - 7.0f * r2),                   /* its Laplacian, eq. 3.22 */
+                    0.0f, 0.0f, 0.0f};
+    if (!muller) {                                                      /* grad W_spiky, for grad C */
+        float r = sqrtf(r2), q = c->h - r, grad = c->spiky_grad * q * q / r;
+        p.cx = grad * dx, p.cy = grad * dy, p.cz = grad * dz;
+    }
     return p;
 }
 
@@ -137,7 +142,8 @@ static inline __attribute__((always_inline)) void pair_forces_portable_form(
 {
     const ts_sph_side si = {f->rho[i], f->p[i], f->P[i], f->inv_rho[i]};
     float ax[LANES] = {0}, ay[LANES] = {0}, az[LANES] = {0}, nx[LANES] = {0}, ny[LANES] = {0}, nz[LANES] = {0};
-    float lap[LANES] = {0};
+    float lap[LANES] = {0}, cx[LANES] = {0}, cy[LANES] = {0}, cz[LANES] = {0};
+    float rho_min = sums->rho_min;
     for (int k = 0; k < count; k += LANES) {
         uint32_t pad[LANES];
         const uint32_t *j = group_indices(list, (uint32_t)k, (uint32_t)count, pad);
@@ -155,12 +161,16 @@ static inline __attribute__((always_inline)) void pair_forces_portable_form(
             const ts_sph_side sj = {rho[l], p[l], P[l], inv_rho[l]};
             pair_parts q = pair_contribution(c, muller, dx[l], dy[l], dz[l], dvx[l], dvy[l], dvz[l], si, sj);
             ax[l] += q.ax, ay[l] += q.ay, az[l] += q.az, nx[l] += q.nx, ny[l] += q.ny, nz[l] += q.nz;
-            lap[l] += q.lap;
+            lap[l] += q.lap, cx[l] += q.cx, cy[l] += q.cy, cz[l] += q.cz;
         }
+        for (int l = 0; l < used && !muller; l++)
+            rho_min = rho[l] < rho_min ? rho[l] : rho_min;
     }
     sums->a[0] += sum_lanes(ax), sums->a[1] += sum_lanes(ay), sums->a[2] += sum_lanes(az);
     sums->n[0] += sum_lanes(nx), sums->n[1] += sum_lanes(ny), sums->n[2] += sum_lanes(nz);
     sums->lap += sum_lanes(lap);
+    sums->c[0] += sum_lanes(cx), sums->c[1] += sum_lanes(cy), sums->c[2] += sum_lanes(cz);
+    sums->rho_min = rho_min;
 }
 
 static void pair_forces_portable(const ts_sph_pair_consts *c, const ts_sph_fluid *f, size_t i, const uint32_t *list,
@@ -312,7 +322,8 @@ AVX2 static inline __attribute__((always_inline)) void pair_forces_avx2_form(
     const __m256 art_eps2 = _mm256_set1_ps(c->art_eps2), visc_k = _mm256_set1_ps(c->visc);
     const __m256 mass = _mm256_set1_ps(c->mass), poly6_grad = _mm256_set1_ps(c->poly6_grad);
     const __m256 three_h2 = _mm256_set1_ps(c->three_h2), seven = _mm256_set1_ps(7.0f), one = _mm256_set1_ps(1.0f);
-    __m256 ax = zero, ay = zero, az = zero, nx = zero, ny = zero, nz = zero, lap = zero;
+    __m256 ax = zero, ay = zero, az = zero, nx = zero, ny = zero, nz = zero, lap = zero, cx = zero, cy = zero,
+           cz = zero, rho_min = _mm256_set1_ps(sums->rho_min);
     for (int k = 0; k < count; k += LANES) {
         uint32_t pad[LANES];
         const uint32_t *j = group_indices(list, (uint32_t)k, (uint32_t)count, pad);
@@ -355,10 +366,22 @@ AVX2 static inline __attribute__((always_inline)) void pair_forces_avx2_form(
         ny = _mm256_add_ps(ny, _mm256_mul_ps(gw, dy));
         nz = _mm256_add_ps(nz, _mm256_mul_ps(gw, dz));
         lap = _mm256_add_ps(lap, _mm256_mul_ps(gw_d, _mm256_sub_ps(three_h2, _mm256_mul_ps(seven, r2))));
+        if (!muller) {
+            __m256 g = _mm256_and_ps(grad, in_use);
+            cx = _mm256_add_ps(cx, _mm256_mul_ps(g, dx));
+            cy = _mm256_add_ps(cy, _mm256_mul_ps(g, dy));
+            cz = _mm256_add_ps(cz, _mm256_mul_ps(g, dz));
+            rho_min = _mm256_min_ps(rho_min, _mm256_blendv_ps(rho_min, rho_j, in_use));
+        }
     }
     add_lanes(ax, &sums->a[0]), add_lanes(ay, &sums->a[1]), add_lanes(az, &sums->a[2]);
     add_lanes(nx, &sums->n[0]), add_lanes(ny, &sums->n[1]), add_lanes(nz, &sums->n[2]);
     add_lanes(lap, &sums->lap);
+    add_lanes(cx, &sums->c[0]), add_lanes(cy, &sums->c[1]), add_lanes(cz, &sums->c[2]);
+    float least[LANES];
+    _mm256_storeu_ps(least, rho_min);
+    for (int l = 0; l < LANES; l++)
+        sums->rho_min = least[l] < sums->rho_min ? least[l] : sums->rho_min;
 }
 
 AVX2 static void pair_forces_avx2(const ts_sph_pair_consts *c, const ts_sph_fluid *f, size_t i, const uint32_t *list,

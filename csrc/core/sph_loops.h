@@ -92,6 +92,9 @@ typedef struct ts_sph_pair_sums {
     float a[3];     /* acceleration from pressure and viscosity */
     float n[3];     /* colour field gradient, eq. 3.21 */
     float lap;      /* its Laplacian, eq. 3.22 */
+    /* weakly compressible only (particle shifting): */
+    float c[3];     /* sum_j grad W_spiky(x_i - x_j): grad C without the volume */
+    float rho_min;  /* the least density among the neighbours (start it at i's own) */
 } ts_sph_pair_sums;
 
 /* Room a neighbour list needs beyond its capacity: the AVX2 form writes

@@ -7,10 +7,10 @@
  *
  *   ts_sph_build(m)          lists when stale
  *   ts_sph_density(m)        eq. 3.5 with the walls' share (rigid bodies' surfaces too)
- *   ts_sph_forces(m)         pressure, viscosity, surface tension, gravity
+ *   ts_sph_forces(m)         pressure, viscosity, surface tension, gravity; particle shifting
  *   ts_sph_body_forces(m)    the liquid's force on every rigid body (two-way bodies), from the
  *                            shares the force pass left
- *   ts_sph_integrate(m, dt)  eqs. 3.42-3.43, then every boundary keeps the fluid out
+ *   ts_sph_integrate(m, dt)  eqs. 3.42-3.43 and the shift, then every boundary keeps the fluid out
  *
  * Boundaries are a list, walked in order: animated colliders and the domain
  * box give wall weights (Harada 2007) and keep particles out with friction;
@@ -49,6 +49,9 @@ typedef struct ts_sph_settings {
      * ground into hollows rather than leaping off it; the attraction's peak
      * as a share of gravity (0 off; see init_attraction). */
     double wall_attraction;
+    /* Particle shifting (ts_sph_forces): D of delta r = -D h^2 (grad C - g / c^2) per step, a share of h^2;
+     * 0 off. Weakly compressible only. */
+    double particle_shifting;
 } ts_sph_settings;
 
 typedef enum ts_sph_boundary_kind {
@@ -110,6 +113,7 @@ typedef struct ts_sph_model {
     float *x, *y, *z, *vx, *vy, *vz;
     uint32_t *id;
     float *ax, *ay, *az, *rho, *pr, *wgx, *wgy, *wgz;
+    float *sx, *sy, *sz;         /* particle shifting: this step's shift, from the force pass */
     float *wi;                   /* the share of the kernel inside no wall (wall_sum), from the density pass */
     float *P, *inv_rho;          /* p / rho^2 and 1 / rho, per step */
     float *tl, *tnx, *tny, *tnz; /* distance to the nearest terrain and its normal (tl >= h: none near) */

@@ -94,6 +94,7 @@ static const ts_param_def PARAMS[] = {
     TS_REAL(P, artificial_viscosity, 0.0, 1.0, 0.08),
     TS_REAL(P, surface_tension, 0.0, 100.0, 0.0728),
     TS_REAL(P, wall_friction, 0.0, 1.0, 0.1),
+    TS_REAL(P, particle_shifting, 0.0, 0.2, 0.01),
     TS_VEC3(P, gravity, -1000.0, 1000.0, 0.0, 0.0, -9.81),
     TS_BOOL(P, wall_left, 1),
     TS_BOOL(P, wall_right, 1),
@@ -330,6 +331,7 @@ ts_status ts_water_create(ts_water **out, const ts_water_params *p, const ts_wat
         {p->gravity[0], p->gravity[1], p->gravity[2]}, p->solver == TS_WATER_MULLER,
         {p->domain_min[0], p->domain_min[1], p->domain_min[2]}, {p->domain_max[0], p->domain_max[1], p->domain_max[2]},
         0.0, /* no terrain: no attraction */
+        p->particle_shifting,
     };
     const ts_particle_column body_frame[] = {
         TS_WORK_COLUMN("rlx", &w->rlx, sizeof(float)), TS_WORK_COLUMN("rly", &w->rly, sizeof(float)),

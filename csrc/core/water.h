@@ -60,6 +60,7 @@ typedef struct ts_water_params {
     int solver;                  /* TS_WATER_WCSPH or TS_WATER_MULLER */
     double particle_radius, rest_density, speed_of_sound, gas_stiffness;
     double viscosity, artificial_viscosity, surface_tension, wall_friction;
+    double particle_shifting;    /* ts_sph_settings.particle_shifting */
     double gravity[3];
     double cfl_number;
     long max_particles;

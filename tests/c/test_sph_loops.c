@@ -98,7 +98,7 @@ static void test_forms_give_the_same_bits(void)
             int count;
             portable->density_sum(&c.f, list, n, c.x[i], c.y[i], c.z[i], h * h, near_a, CLOUD, &count);
             for (int m = 0; m <= count; m++) { /* every tail length */
-                ts_sph_pair_sums a = {{0, 0, 0}, {0, 0, 0}, 0}, b = a;
+                ts_sph_pair_sums a = {{0, 0, 0}, {0, 0, 0}, 0, {0, 0, 0}, c.rho[i]}, b = a;
                 portable->pair_forces(&k, &c.f, (size_t)i, near_a, m, &a);
                 fast->pair_forces(&k, &c.f, (size_t)i, near_a, m, &b);
                 CHECK(memcmp(&a, &b, sizeof a) == 0);
@@ -156,7 +156,8 @@ static void test_sums_match_the_plain_formulas(void)
         uint32_t n = verlet_list(&c, i, h, list);
         int count;
         float sum = loops->density_sum(&c.f, list, n, c.x[i], c.y[i], c.z[i], h * h, near, CLOUD, &count);
-        double expected = 0.0, a_expected[3] = {0, 0, 0};
+        double expected = 0.0, a_expected[3] = {0, 0, 0}, c_expected[3] = {0, 0, 0};
+        float rho_min = c.rho[i];
         int neighbours = 0;
         ts_sph_side si = {c.rho[i], c.p[i], c.P[i], c.inv_rho[i]};
         for (uint32_t q = 0; q < n; q++) {
@@ -176,14 +177,21 @@ static void test_sums_match_the_plain_formulas(void)
             a_expected[0] += t.s * dx - t.visc * (c.vx[i] - c.vx[j]);
             a_expected[1] += t.s * dy - t.visc * (c.vy[i] - c.vy[j]);
             a_expected[2] += t.s * dz - t.visc * (c.vz[i] - c.vz[j]);
+            double r = sqrt(r2), grad = -1e6 * (h - r) * (h - r) / r;   /* grad W_spiky: particle shifting */
+            c_expected[0] += grad * dx, c_expected[1] += grad * dy, c_expected[2] += grad * dz;
+            rho_min = c.rho[j] < rho_min ? c.rho[j] : rho_min;
         }
         CHECK(count == neighbours);
         CHECK_NEAR(sum / expected, 1.0, 1e-5);
-        ts_sph_pair_sums s = {{0, 0, 0}, {0, 0, 0}, 0};
+        ts_sph_pair_sums s = {{0, 0, 0}, {0, 0, 0}, 0, {0, 0, 0}, c.rho[i]};
         loops->pair_forces(&k, &c.f, (size_t)i, near, count, &s);
         double scale = fabs(a_expected[0]) + fabs(a_expected[1]) + fabs(a_expected[2]);
-        for (int a = 0; a < 3; a++)
+        double c_scale = fabs(c_expected[0]) + fabs(c_expected[1]) + fabs(c_expected[2]);
+        for (int a = 0; a < 3; a++) {
             CHECK_NEAR(s.a[a], a_expected[a], 1e-4 * scale);
+            CHECK_NEAR(s.c[a], c_expected[a], 1e-4 * c_scale);
+        }
+        CHECK(s.rho_min == rho_min);
     }
 }
 

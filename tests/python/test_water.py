@@ -314,13 +314,13 @@ def test_a_ball_of_the_liquids_density_hangs_where_it_is(tmp_path):
     assert abs(heights[-1] - heights[-13]) < 0.01, heights  # it holds over the last half second: not sinking
 
 
-@pytest.mark.parametrize("density", [500.0, 700.0])
+@pytest.mark.parametrize("density", [500.0, 700.0, 917.0])
 def test_a_ball_floats_through_the_surface_as_archimedes_says(tmp_path, density):
     """A 16 cm ball (8 spacings across) dropped in at its waterline settles with the share of its volume under
-    the liquid's level that its density says, within 2.5 % of its volume (measured 2026-11-25: 0.492 and 0.680-0.685
-    of it; before the body's virtual particles carried the hydrostatic pressure of where they are and the liquid
-    rested on the body's wall pressure, sph_model.c, it was 0.536 and 0.773). The liquid's own mass per volume is
-    about 0.7 % above its rest density (SPH's packing), which is part of what is left."""
+    the liquid's level that its density says, within 2 % of its volume, near-neutral ice (917 kg/m³) included.
+    Measured 2026-11-25 with particle shifting (sph_model.c): 0.494, 0.690 and 0.905; without it 0.492, 0.680
+    and 0.893 (the packing held a false pressure under the ball); before the body's virtual particles carried the
+    hydrostatic pressure of where they are and the liquid rested on the body's wall pressure, 0.536, 0.773, 0.98."""
     from tsubu.shapes import uv_sphere
     radius, r = 0.08, 0.01
     centre = (0.4, 0.4, 0.4 + radius * (1 - 2 * density / 1000.0))
@@ -336,4 +336,4 @@ def test_a_ball_floats_through_the_surface_as_archimedes_says(tmp_path, density)
         under = min(max(level - z + radius, 0.0), 2 * radius)  # the cap's height
         shares.append(under * under * (3 * radius - under) / (4 * radius ** 3))
     share = float(np.mean(shares))
-    assert abs(share - density / 1000.0) < 0.025, f"{share:.3f} of the ball under, Archimedes says {density / 1000:.3f}"
+    assert abs(share - density / 1000.0) < 0.02, f"{share:.3f} of the ball under, Archimedes says {density / 1000:.3f}"

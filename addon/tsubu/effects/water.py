@@ -44,6 +44,10 @@ PARAMS = (
           min=0.0, max=100.0, group="Liquid", label="Tension"),
     Param("wall_friction", "float", 0.1, "Share of tangential speed lost at a wall contact: 0 slides, 1 sticks",
           min=0.0, max=1.0, group="Liquid"),
+    Param("particle_shifting", "float", 0.01,
+          "Weakly compressible: how fast the particles' packing relaxes (share of h² per substep); lets resting "
+          "liquid carry pressure as a liquid does, so bodies float at Archimedes' depth. 0: off",
+          min=0.0, max=0.2, group="Liquid", advanced=True, label="Shifting"),
     Param("gravity", "vector", (0.0, 0.0, -9.81), "Acceleration of gravity (Blender's Z is up)", unit="m/s²",
           min=-1000.0, max=1000.0, group="World"),
     *(Param(f"wall_{side}", "bool", side != "top", f"The domain's {side} side ({axis}) is a wall; off: liquid "
