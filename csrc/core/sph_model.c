@@ -674,9 +674,10 @@ static void add_share(ts_sph_model *m, ts_sph_body_share share)
  * carry part of the weight that pressure should.
  *
  * Not near the free surface: there grad C is the kernel's missing half, and shifting along it throws the top
- * layers up (tried: they thinned, and a floating ball sank 2 % of its volume too deep; shifting only along
- * the surface, 1.5 % and three times the jitter below). A particle whose own or any neighbour's density is
- * short of rho0 (SURFACE_DENSITY) has the surface within its kernel and is not shifted.
+ * layers up (tried: they thinned, and a floating ball of ice sank 1.7 % of its volume too deep; shifted
+ * only along the surface, it floated 1.8 % too high, with twice the jitter below). A particle whose own or
+ * any neighbour's density is short of rho0 (SURFACE_DENSITY) has the surface within its kernel and is not
+ * shifted.
  *
  * The price: particles at rest jitter, as shifting and pressure settle on packings a little apart (1 cm
  * particles at rest: 4 cm/s mean speed at D = 0.01 against 1.5 cm/s without; no flow at the scale of

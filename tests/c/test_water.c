@@ -388,7 +388,8 @@ static void test_body_forces_sum_in_the_fluids_order(void)
 }
 
 /* A block of liquid on its lattice, 6 x 6 x 8 spacings in a closed box, no gravity, one interior particle
- * moved 0.03 spacings along x (further, the neighbour it left reads below 0.99 rho0: a hole); the shifts of one force pass (ts_sph_forces). */
+ * moved 0.03 spacings along x (further, and the neighbour it left reads below 0.99 rho0, a hole that stops
+ * shifting); the shifts of one force pass (ts_sph_forces). */
 static void lattice_shifts(double shifting, size_t *moved, size_t *top, ts_sph_model *m)
 {
     ts_sph_settings set = {0};
