@@ -278,8 +278,6 @@ static ts_status count_roles(const ts_water_object *objects, size_t n, size_t co
     return TS_OK;
 }
 
-/* Fluid objects filled on the lattice, leaving out what is inside solids;
- * each particle starts with its object's initial velocity. */
 /* The domain sides that are walls, as the box boundary's mask (sph_model.h). */
 static unsigned wall_sides(const ts_water_params *p)
 {
@@ -290,6 +288,8 @@ static unsigned wall_sides(const ts_water_params *p)
     return sides;
 }
 
+/* Fluid objects filled on the lattice, leaving out what is inside solids;
+ * each particle starts with its object's initial velocity. */
 static ts_status place_fluid(const ts_water *w, const ts_water_object *objects, size_t count, ts_point_list *fluid,
                              const ts_point_list *rigid, ts_error *err)
 {
