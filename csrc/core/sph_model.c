@@ -691,11 +691,16 @@ static void add_share(ts_sph_model *m, ts_sph_body_share share)
  * resting or flowing liquid are 1e-4 - 1e-3 spacings). */
 #define MAX_SHIFT 0.05f
 
+static int shifting_on(const ts_sph_model *m)
+{
+    return !m->set.muller && m->set.particle_shifting > 0.0;
+}
+
 static void particle_shift(const ts_sph_model *m, size_t i, const ts_sph_pair_sums *sums, float d_h2,
                            const float hydrostatic[3])
 {
     m->sx[i] = m->sy[i] = m->sz[i] = 0.0f;
-    if (sums->rho_min < SURFACE_DENSITY * (float)m->set.rest_density || m->wi[i] <= 0.0f)
+    if (sums->rho_min < SURFACE_DENSITY * (float)m->set.rest_density)
         return;
     const float volume = m->mass / (float)m->set.rest_density;
     const float wall[3] = {m->wgx[i], m->wgy[i], m->wgz[i]};   /* -sum_walls m grad W: into the fluid */
@@ -718,9 +723,9 @@ void ts_sph_forces(ts_sph_model *m)
     const float wall_scale = muller ? 1.0f : 2.0f;
     const float nu_wall = wall_friction_nu(m);   /* alpha h c / rho0 */
     double a2_max = 0.0;
-    const int shifting = !muller && m->set.particle_shifting > 0.0;
-    const float d_h2 = (float)m->set.particle_shifting * c.h2, c2 = (float)(ts_sph_sound_speed(&m->eos) *
-                                                                            ts_sph_sound_speed(&m->eos));
+    const int shifting = shifting_on(m);
+    const double sound = ts_sph_sound_speed(&m->eos);
+    const float d_h2 = (float)m->set.particle_shifting * c.h2, c2 = (float)(sound * sound);
     const float hydrostatic[3] = {gx / c2, gy / c2, gz / c2};
     const int threads = omp_get_max_threads();
     m->shares_lost = !empty_share_lists(m, threads);
@@ -922,7 +927,7 @@ static void keep_out(const ts_sph_model *m, size_t i, float moved)
 void ts_sph_integrate(ts_sph_model *m, double dt)
 {
     const float fdt = (float)dt;
-    const int shifting = !m->set.muller && m->set.particle_shifting > 0.0;
+    const int shifting = shifting_on(m);
     double v_max = 0.0, moved_max = 0.0;
     #pragma omp parallel for schedule(static) reduction(max : v_max, moved_max)
     for (size_t i = 0; i < m->fluid.n; i++) {

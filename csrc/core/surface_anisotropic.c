@@ -218,7 +218,6 @@ static void key_leaf(uint64_t key, int32_t origin[3])
     origin[2] = (int32_t)((int64_t)(key & mask) - KEY_HALF) * LEAF;
 }
 
-/* An open-addressing set of keys (key 0 cannot occur: coordinates are offset). */
 /* The slot of a key in a table of `capacity` (a power of two) slots: the top bits of a Fibonacci hash, which
  * depend on every field of the key (the low bits of the product do not see the leaf's x at all, and a pool's
  * keys then collided by the hundred). */
@@ -227,6 +226,7 @@ static size_t key_slot(uint64_t key, size_t capacity)
     return capacity > 1 ? (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctzll(capacity))) : 0;
 }
 
+/* An open-addressing set of keys (key 0 cannot occur: coordinates are offset). */
 typedef struct key_set {
     uint64_t *slot;
     size_t capacity, count;
