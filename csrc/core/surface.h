@@ -48,6 +48,11 @@ ts_status ts_surface_level_set(const ts_surface_settings *s, const float *x, con
 ts_status ts_surface_anisotropic(const ts_surface_settings *s, const float *x, const float *y, const float *z,
                                  size_t n, struct tsvdb_grid **out, ts_error *err);
 
+/* The same with `plain` 1: each kernel summed over every voxel of its bounding box by the formula
+ * alone, the reference the tests hold the row-wise sums to. */
+ts_status ts_surface_anisotropic_form(const ts_surface_settings *s, const float *x, const float *y,
+                                      const float *z, size_t n, int plain, struct tsvdb_grid **out, ts_error *err);
+
 /* Write DIR/<stream>/<stream>_<frame>.vdb with the grid 'surface'. */
 ts_status ts_output_surface(ts_frame_output *out, const char *stream, const ts_surface_settings *s, const float *x,
                             const float *y, const float *z, size_t n, ts_error *err);

@@ -291,15 +291,11 @@ ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size
             if ((origin.x() & 7) || (origin.y() & 7) || (origin.z() & 7))
                 return ts_fail(err, TS_ERR_INVALID, "level set from leaves: leaf %zu is not on the 8-voxel lattice",
                                k);
+            // a leaf's voxels are in our order (x << 6 | y << 3 | z) and its mask is 8 words of 64 voxels
             auto *leaf = new Leaf(origin, background);
-            const float *v = values + 512 * k;
-            const uint64_t *on = active + 8 * k;
-            for (openvdb::Index i = 0; i < Leaf::SIZE; i++) {
-                if ((on[i >> 6] >> (i & 63)) & 1u)
-                    leaf->setValueOn(i, v[i]);
-                else
-                    leaf->setValueOnly(i, v[i]);
-            }
+            std::memcpy(leaf->buffer().data(), values + 512 * k, 512 * sizeof(float));
+            for (openvdb::Index w = 0; w < 8; w++)
+                leaf->getValueMask().template getWord<uint64_t>(w) = active[8 * k + w];
             grid->tree().addLeaf(leaf); // the tree owns it now
         }
         openvdb::tools::signedFloodFill(grid->tree());
