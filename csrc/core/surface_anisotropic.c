@@ -370,7 +370,7 @@ __attribute__((target_clones("avx2", "default"))) static void
 evaluate_leaf(const ts_grid *grid, const kernels *k, const int32_t origin[3], double voxel, double reach,
               double flat_gradient, int plain, float *value, uint64_t *active)
 {
-    float along[3][LEAF_VOXELS] __attribute__((aligned(32))), phi[LEAF_VOXELS];
+    float along[3][LEAF_VOXELS] __attribute__((aligned(32)));
     memset(along, 0, sizeof along);
     double lo[3], hi[3];
     int cell_lo[3], cell_hi[3];
@@ -421,31 +421,34 @@ evaluate_leaf(const ts_grid *grid, const kernels *k, const int32_t origin[3], do
                 add_kernel_rows(along[lane], am6, k->scale[p], local, i0, i1, lane);
             }
         }
-    for (int ix = 0; ix < LEAF; ix++)
-        for (int iy = 0; iy < LEAF; iy++)
-            for (int iz = 0; iz < LEAF; iz++)
-                phi[ix << 6 | iy << 3 | iz] =
-                    along[2][ix << 6 | iy << 3 | iz] + along[0][iy << 6 | iz << 3 | ix] + along[1][ix << 6 | iz << 3 | iy];
     const float band = (float)(BAND * voxel), per_metre = (float)(1.0 / flat_gradient);
-    for (int i = 0; i < LEAF_VOXELS; i++) {
-        const float distance = ((float)LEVEL - phi[i]) * per_metre;
-        value[i] = distance > band ? band : (distance < -band ? -band : distance);
-    }
     /* Active: within the band, or beside a voxel of the other sign, so that OpenVDB's flood fill
-     * (which gives inactive voxels the sign of the last active one on their row) keeps every sign. */
-    memset(active, 0, 8 * sizeof *active);
-    for (int i = 0; i < LEAF_VOXELS; i++) {
-        const int ix = i >> 6, iy = (i >> 3) & 7, iz = i & 7;
-        int on = fabsf(value[i]) < band;
-        const int step[3] = {64, 8, 1}, at[3] = {ix, iy, iz};
-        for (int a = 0; a < 3 && !on; a++) {
-            if (at[a] > 0 && (value[i - step[a]] < 0.0f) != (value[i] < 0.0f))
-                on = 1;
-            if (at[a] < LEAF - 1 && (value[i + step[a]] < 0.0f) != (value[i] < 0.0f))
-                on = 1;
-        }
-        if (on)
-            active[i >> 6] |= (uint64_t)1 << (i & 63);
+     * (which gives inactive voxels the sign of the last active one on their row) keeps every sign. As
+     * bits: word ix holds the 64 voxels iy << 3 | iz of one x, so a neighbour is a shift or the next word. */
+    uint64_t negative[LEAF], in_band[LEAF];
+    for (int ix = 0; ix < LEAF; ix++) {
+        uint64_t below = 0, within = 0;
+        for (int iy = 0; iy < LEAF; iy++)
+            for (int iz = 0; iz < LEAF; iz++) {
+                const int i = ix << 6 | iy << 3 | iz, bit = iy << 3 | iz;
+                const float phi = along[2][i] + along[0][iy << 6 | iz << 3 | ix] + along[1][ix << 6 | iz << 3 | iy];
+                const float distance = ((float)LEVEL - phi) * per_metre;
+                value[i] = distance > band ? band : (distance < -band ? -band : distance);
+                below |= (uint64_t)(value[i] < 0.0f) << bit;
+                within |= (uint64_t)(fabsf(value[i]) < band) << bit;
+            }
+        negative[ix] = below, in_band[ix] = within;
+    }
+    const uint64_t not_z0 = 0xFEFEFEFEFEFEFEFEull, not_z7 = 0x7F7F7F7F7F7F7F7Full;
+    for (int ix = 0; ix < LEAF; ix++) {
+        const uint64_t s = negative[ix];
+        uint64_t other = ((s ^ (s << 1)) & not_z0) | ((s ^ (s >> 1)) & not_z7) | ((s ^ (s << 8)) & ~0xFFull) |
+                         ((s ^ (s >> 8)) & (~0ull >> 8));
+        if (ix > 0)
+            other |= s ^ negative[ix - 1];
+        if (ix < LEAF - 1)
+            other |= s ^ negative[ix + 1];
+        active[ix] = in_band[ix] | other;
     }
 }
 
