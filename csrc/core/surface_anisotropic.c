@@ -316,7 +316,7 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
 typedef float lane8 __attribute__((vector_size(32)));
 typedef int32_t mask8 __attribute__((vector_size(32)));
 
-/* The other two axes of lane axis `a`, in order: the rows' outer (b) and inner (c) axes. */
+/* The other two axes of lane axis `a`, (p, q): its array holds voxel (p, q, a) at p << 6 | q << 3 | a. */
 static const int ROW_AXES[3][2] = {{1, 2}, {0, 2}, {0, 1}};
 
 /* One kernel's rows over the leaf, in voxels: x^T A x < 1 with x = voxel - centre (`local`: the centre
