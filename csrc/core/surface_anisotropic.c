@@ -458,15 +458,14 @@ ts_status ts_surface_anisotropic_form(const ts_surface_settings *s, const float 
     const double d = 2.0 * s->particle_radius, voxel = s->particle_radius * s->voxel_ratio;
     *out = NULL;
     if (n == 0)
-        return tsvdb_level_set_from_leaves(voxel, BAND, 0, NULL, NULL, NULL, out, err);
+        return tsvdb_level_set_from_leaves(voxel, BAND, 0, NULL, out, err);
     if (n > UINT32_MAX - 1)
         return ts_fail(err, TS_ERR_INVALID, "surface: %zu particles are more than the surface takes", n);
     ts_grid around, centres;
     ts_grid_init(&around), ts_grid_init(&centres);
     kernels shaped = {0}, k = {0};
-    uint64_t *keys = NULL, *active = NULL;
-    int32_t *origins = NULL;
-    float *values = NULL;
+    uint64_t *keys = NULL;
+    tsvdb_leaf **made = NULL;
     size_t leaves = 0;
 
     ts_status st = ts_grid_build(&around, x, y, z, n, (float)(NEIGHBOURHOOD * d), NULL, err);
@@ -526,25 +525,33 @@ ts_status ts_surface_anisotropic_form(const ts_surface_settings *s, const float 
         /* the surface lies within half a spacing of a cut neighbourhood's smoothed centre; its band beyond */
         st = surface_leaves(&k, n, voxel, d + (BAND + 1.0) * voxel, &keys, &leaves, err);
     }
-    if (st == TS_OK && leaves) {
-        origins = malloc(3 * leaves * sizeof *origins);
-        values = malloc(LEAF_VOXELS * leaves * sizeof *values);
-        active = malloc(8 * leaves * sizeof *active);
-        if (!origins || !values || !active)
-            st = ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu leaves of the surface", leaves);
-    }
+    if (st == TS_OK && leaves && !(made = calloc(leaves, sizeof *made)))
+        st = ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu leaves of the surface", leaves);
     if (st == TS_OK) {
         /* across a flat surface phi falls from 1 to 0 over about two kernel half-widths along the normal */
         const double flat_gradient = 1.0 / (SUPPORT * d);
+        int short_of_memory = 0;
         #pragma omp parallel for schedule(dynamic, 8)
         for (size_t l = 0; l < leaves; l++) {
-            key_leaf(keys[l], origins + 3 * l);
-            evaluate_leaf(&centres, &k, origins + 3 * l, voxel, reach, flat_gradient, plain,
-                          values + LEAF_VOXELS * l, active + 8 * l);
+            int32_t origin[3];
+            key_leaf(keys[l], origin);
+            if (!(made[l] = tsvdb_leaf_new(origin))) {
+                #pragma omp atomic write
+                short_of_memory = 1;
+                continue;
+            }
+            evaluate_leaf(&centres, &k, origin, voxel, reach, flat_gradient, plain, tsvdb_leaf_values(made[l]),
+                          tsvdb_leaf_active(made[l]));
         }
-        st = tsvdb_level_set_from_leaves(voxel, BAND, leaves, origins, values, active, out, err);
+        if (short_of_memory) {
+            for (size_t l = 0; l < leaves; l++)
+                tsvdb_leaf_free(made[l]);
+            st = ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu leaves of the surface", leaves);
+        } else {
+            st = tsvdb_level_set_from_leaves(voxel, BAND, leaves, made, out, err);
+        }
     }
-    free(keys), free(origins), free(values), free(active);
+    free(keys), free(made);
     kernels_free(&shaped), kernels_free(&k);
     ts_grid_free(&around), ts_grid_free(&centres);
     return st;

@@ -274,28 +274,44 @@ ts_status tsvdb_particles_to_level_set(const float *x, const float *y, const flo
     });
 }
 
-ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size_t count, const int32_t *origins,
-                                      const float *values, const uint64_t *active, tsvdb_grid **out, ts_error *err)
+using SurfaceLeaf = openvdb::FloatTree::LeafNodeType;
+static_assert(SurfaceLeaf::SIZE == 512, "leaves of 8^3 voxels");
+static_assert(sizeof(openvdb::util::NodeMask<3>::Word) == sizeof(uint64_t), "a leaf's mask in 64-bit words");
+
+tsvdb_leaf *tsvdb_leaf_new(const int32_t origin[3])
 {
-    return guarded(err, "level set from leaves", [&] {
+    try {
+        return reinterpret_cast<tsvdb_leaf *>(new SurfaceLeaf(openvdb::Coord(origin[0], origin[1], origin[2])));
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+float *tsvdb_leaf_values(tsvdb_leaf *leaf) { return reinterpret_cast<SurfaceLeaf *>(leaf)->buffer().data(); }
+
+uint64_t *tsvdb_leaf_active(tsvdb_leaf *leaf)
+{
+    return &reinterpret_cast<SurfaceLeaf *>(leaf)->getValueMask().template getWord<uint64_t>(0);
+}
+
+void tsvdb_leaf_free(tsvdb_leaf *leaf) { delete reinterpret_cast<SurfaceLeaf *>(leaf); }
+
+ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size_t count, tsvdb_leaf **leaves,
+                                      tsvdb_grid **out, ts_error *err)
+{
+    size_t taken = 0; // leaves[0..taken) belong to the grid, or have been freed
+    const ts_status st = guarded(err, "level set from leaves", [&] {
         ts_status st = check_voxel(voxel_size, "level set from leaves", err);
         if (st != TS_OK)
             return st;
-        using Leaf = openvdb::FloatTree::LeafNodeType;
-        static_assert(Leaf::SIZE == 512, "leaves of 8^3 voxels");
         auto grid = openvdb::createLevelSet<openvdb::FloatGrid>(voxel_size, half_width);
         grid->setName("surface");
-        const float background = grid->background();
-        for (size_t k = 0; k < count; k++) {
-            const openvdb::Coord origin(origins[3 * k], origins[3 * k + 1], origins[3 * k + 2]);
+        for (; taken < count; taken++) {
+            auto *leaf = reinterpret_cast<SurfaceLeaf *>(leaves[taken]);
+            const openvdb::Coord origin = leaf->origin();
             if ((origin.x() & 7) || (origin.y() & 7) || (origin.z() & 7))
                 return ts_fail(err, TS_ERR_INVALID, "level set from leaves: leaf %zu is not on the 8-voxel lattice",
-                               k);
-            // a leaf's voxels are in our order (x << 6 | y << 3 | z) and its mask is 8 words of 64 voxels
-            auto *leaf = new Leaf(origin, background);
-            std::memcpy(leaf->buffer().data(), values + 512 * k, 512 * sizeof(float));
-            for (openvdb::Index w = 0; w < 8; w++)
-                leaf->getValueMask().template getWord<uint64_t>(w) = active[8 * k + w];
+                               taken);
             grid->tree().addLeaf(leaf); // the tree owns it now
         }
         openvdb::tools::signedFloodFill(grid->tree());
@@ -303,6 +319,9 @@ ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size
         *out = wrap(grid);
         return TS_OK;
     });
+    for (size_t k = taken; k < count; k++)
+        tsvdb_leaf_free(leaves[k]);
+    return st;
 }
 
 ts_status tsvdb_level_set_smooth(tsvdb_grid *g, int iterations, double offset, ts_error *err)

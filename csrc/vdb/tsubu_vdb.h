@@ -62,14 +62,21 @@ ts_status tsvdb_particles_to_level_set(const float *x, const float *y, const flo
                                        float radius_all, size_t count, double voxel_size, double half_width,
                                        tsvdb_grid **out, ts_error *err);
 
-/* A level set from leaves computed elsewhere (the anisotropic surface): leaf k has its
- * origin (a multiple of 8 in index space) at origins[3k..3k+2], its 512 values at
- * values[512k..] in OpenVDB's order (index (x & 7) << 6 | (y & 7) << 3 | (z & 7)) and
- * its active voxels as bits of active[8k..8k+7] (bit b of word b / 64). Space outside
- * the leaves is filled inside or outside from the leaves' signs, so the leaves must
- * enclose every zero crossing. */
-ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size_t count, const int32_t *origins,
-                                      const float *values, const uint64_t *active, tsvdb_grid **out, ts_error *err);
+/* A leaf of 8^3 voxels filled elsewhere (the anisotropic surface) for tsvdb_level_set_from_leaves:
+ * its origin a multiple of 8 in index space, its 512 values in OpenVDB's order (index (x & 7) << 6 |
+ * (y & 7) << 3 | (z & 7)) and its active voxels as 8 words of bits (voxel b is bit b % 64 of word
+ * b / 64), both written in place. tsvdb_leaf_new returns NULL when out of memory; it may be called
+ * from several threads at once. */
+typedef struct tsvdb_leaf tsvdb_leaf;
+tsvdb_leaf *tsvdb_leaf_new(const int32_t origin[3]);
+float *tsvdb_leaf_values(tsvdb_leaf *leaf);
+uint64_t *tsvdb_leaf_active(tsvdb_leaf *leaf);
+void tsvdb_leaf_free(tsvdb_leaf *leaf);
+
+/* A level set from such leaves, which it takes, whatever it returns. Space outside the leaves is
+ * filled inside or outside from the leaves' signs, so the leaves must enclose every zero crossing. */
+ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size_t count, tsvdb_leaf **leaves,
+                                      tsvdb_grid **out, ts_error *err);
 
 /* Smooth a level set: `iterations` passes of a Gaussian filter (width 1
  * voxel) over the band, then rebuilt as a distance field whose zero is the
