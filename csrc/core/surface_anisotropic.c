@@ -165,7 +165,7 @@ static void shape_kernel(const ts_grid *grid, const float *x, const float *y, co
         c.m[1][0] = c.m[0][1], c.m[2][0] = c.m[0][2], c.m[2][1] = c.m[1][2];
         ts_mat3 q;
         double sigma[3];
-        ts_sym_eigen3(c, &q, sigma);
+        ts_sym_eigen3_direct(c, &q, sigma);
         const double top = fmax(sigma[0], fmax(sigma[1], sigma[2]));
         if (top > 1e-12 * d * d) {
             double product = 1.0;

@@ -182,6 +182,63 @@ void ts_sym_eigen3(ts_mat3 a, ts_mat3 *q_out, double lambda[3])
     *q_out = q;
 }
 
+/* A unit vector orthogonal to the unit vector a. */
+static ts_vec3 any_orthogonal(ts_vec3 a)
+{
+    ts_vec3 axis = fabs(a.x) < 0.57 ? ts_v3(1, 0, 0) : (fabs(a.y) < 0.57 ? ts_v3(0, 1, 0) : ts_v3(0, 0, 1));
+    ts_vec3 c = ts_v3_cross(a, axis);
+    return ts_v3_scale(c, 1.0 / ts_v3_length(c));
+}
+
+/* The direct form: the eigenvalues from the characteristic cubic (Smith 1961), then the eigenvector of
+ * the one farthest from the other two - from the largest cross product of two rows of A - lambda I, whose
+ * rank is 2 - and the other two by the exact rotation that diagonalises A in the plane across it, so that a
+ * pair of equal or nearly equal eigenvalues (a flat neighbourhood) still gets orthonormal vectors. A few
+ * hundred operations against Jacobi's sweeps; agrees with it to about 1e-7 of the spread (tests). */
+void ts_sym_eigen3_direct(ts_mat3 a, ts_mat3 *q_out, double lambda[3])
+{
+    const double p1 = a.m[0][1] * a.m[0][1] + a.m[0][2] * a.m[0][2] + a.m[1][2] * a.m[1][2];
+    const double mean = (a.m[0][0] + a.m[1][1] + a.m[2][2]) / 3.0;
+    const double d0 = a.m[0][0] - mean, d1 = a.m[1][1] - mean, d2 = a.m[2][2] - mean;
+    const double p = sqrt((d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * p1) / 6.0);
+    if (!(p > 1e-150 * (fabs(mean) + 1e-300))) { /* a multiple of I: any axes */
+        *q_out = ts_m3_identity();
+        lambda[0] = a.m[0][0], lambda[1] = a.m[1][1], lambda[2] = a.m[2][2];
+        return;
+    }
+    ts_mat3 b = a;
+    for (int i = 0; i < 3; i++)
+        b.m[i][i] -= mean;
+    const double r = fmax(-1.0, fmin(1.0, ts_m3_det(b) / (2.0 * p * p * p)));
+    const double phi = acos(r) / 3.0;
+    const double top = mean + 2.0 * p * cos(phi), bottom = mean + 2.0 * p * cos(phi + 2.0 * M_PI / 3.0);
+    const double middle = 3.0 * mean - top - bottom;
+    const double apart = top - middle >= middle - bottom ? top : bottom;
+    /* the eigenvector of `apart`: across two rows of A - apart I */
+    ts_vec3 row[3];
+    for (int i = 0; i < 3; i++)
+        row[i] = ts_v3(a.m[i][0] - (i == 0) * apart, a.m[i][1] - (i == 1) * apart, a.m[i][2] - (i == 2) * apart);
+    ts_vec3 best = ts_v3_cross(row[0], row[1]);
+    const ts_vec3 c02 = ts_v3_cross(row[0], row[2]), c12 = ts_v3_cross(row[1], row[2]);
+    if (ts_v3_dot(c02, c02) > ts_v3_dot(best, best))
+        best = c02;
+    if (ts_v3_dot(c12, c12) > ts_v3_dot(best, best))
+        best = c12;
+    const ts_vec3 v = ts_v3_scale(best, 1.0 / ts_v3_length(best));
+    /* the other two: a Jacobi rotation of A restricted to the plane across v */
+    const ts_vec3 u = any_orthogonal(v), w = ts_v3_cross(v, u);
+    const ts_vec3 au = ts_m3_mul_v3(a, u), aw = ts_m3_mul_v3(a, w);
+    const double muu = ts_v3_dot(u, au), mww = ts_v3_dot(w, aw), muw = ts_v3_dot(u, aw);
+    const double theta = 0.5 * atan2(2.0 * muw, muu - mww), c = cos(theta), s = sin(theta);
+    const ts_vec3 e1 = ts_v3_add(ts_v3_scale(u, c), ts_v3_scale(w, s));
+    const ts_vec3 e2 = ts_v3_sub(ts_v3_scale(w, c), ts_v3_scale(u, s));
+    const ts_vec3 col[3] = {v, e1, e2};
+    for (int j = 0; j < 3; j++) {
+        q_out->m[0][j] = col[j].x, q_out->m[1][j] = col[j].y, q_out->m[2][j] = col[j].z;
+        lambda[j] = ts_v3_dot(col[j], ts_m3_mul_v3(a, col[j])); /* Rayleigh quotients */
+    }
+}
+
 /* ---- SVD by one-sided Jacobi (Hestenes) ---- */
 
 static void swap_columns(ts_mat3 *a, int i, int j)
@@ -193,13 +250,6 @@ static void swap_columns(ts_mat3 *a, int i, int j)
     }
 }
 
-/* A unit vector orthogonal to the unit vector a. */
-static ts_vec3 any_orthogonal(ts_vec3 a)
-{
-    ts_vec3 axis = fabs(a.x) < 0.57 ? ts_v3(1, 0, 0) : (fabs(a.y) < 0.57 ? ts_v3(0, 1, 0) : ts_v3(0, 0, 1));
-    ts_vec3 c = ts_v3_cross(a, axis);
-    return ts_v3_scale(c, 1.0 / ts_v3_length(c));
-}
 
 void ts_svd3(ts_mat3 a, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
 {

@@ -189,7 +189,54 @@ static void test_quaternions(void)
     CHECK(!ts_m3_inverse(singular, &inv));
 }
 
+
+/* The closed-form eigen-decomposition against Jacobi: random symmetric matrices, and the ones it must not
+ * get wrong - two equal eigenvalues (a flat neighbourhood), two nearly equal, all three equal. */
+static void test_sym_eigen3_direct(void)
+{
+    ts_rng rng;
+    ts_rng_seed(&rng, 6, 1);
+    const double spectra[][3] = {{1.0, 1.0, 0.5}, {1.0, 1.0 + 1e-9, 0.3}, {2.0, 2.0, 2.0}, {0.25, 1.0, 1.0},
+                                 {1e-6, 3e-6, 2e-6}, {5.0, -1.0, 0.0}};
+    const int fixed = (int)(sizeof spectra / sizeof spectra[0]);
+    for (int k = 0; k < 500 + fixed; k++) {
+        ts_mat3 a;
+        double spread = 0.0;
+        if (k < fixed) {
+            ts_mat3 r = random_rotation(&rng), d = {{{spectra[k][0], 0, 0}, {0, spectra[k][1], 0}, {0, 0, spectra[k][2]}}};
+            a = ts_m3_mul(ts_m3_mul(r, d), ts_m3_transpose(r));
+        } else {
+            for (int i = 0; i < 3; i++)
+                for (int j = i; j < 3; j++)
+                    a.m[i][j] = a.m[j][i] = ts_rng_normal(&rng);
+        }
+        ts_mat3 q, qj;
+        double lambda[3], lj[3];
+        ts_sym_eigen3_direct(a, &q, lambda);
+        ts_sym_eigen3(a, &qj, lj);
+        double sorted[3] = {lambda[0], lambda[1], lambda[2]}, sj[3] = {lj[0], lj[1], lj[2]};
+        for (int i = 0; i < 3; i++)
+            for (int j = i + 1; j < 3; j++) {
+                if (sorted[j] < sorted[i]) { double t = sorted[i]; sorted[i] = sorted[j]; sorted[j] = t; }
+                if (sj[j] < sj[i]) { double t = sj[i]; sj[i] = sj[j]; sj[j] = t; }
+            }
+        double scale = 0.0;
+        for (int i = 0; i < 3; i++)
+            scale = fmax(scale, fabs(sj[i]));
+        spread = sj[2] - sj[0];
+        for (int i = 0; i < 3; i++)
+            CHECK(fabs(sorted[i] - sj[i]) <= 1e-9 * scale);
+        /* orthonormal, and A q_j = lambda_j q_j to 1e-7 of the spread (or of the size, all equal) */
+        CHECK(max_abs_diff(ts_m3_mul(ts_m3_transpose(q), q), ts_m3_identity()) < 1e-12);
+        for (int j = 0; j < 3; j++) {
+            const ts_vec3 v = ts_m3_column(q, j), av = ts_m3_mul_v3(a, v);
+            CHECK(ts_v3_length(ts_v3_sub(av, ts_v3_scale(v, lambda[j]))) <= 1e-7 * fmax(spread, 1e-9 * scale) + 1e-15 * scale);
+        }
+    }
+}
+
 const test_case vecmath_tests[] = {
+    {"vecmath/sym_eigen3_direct_agrees_with_jacobi", test_sym_eigen3_direct},
     {"vecmath/svd_random", test_svd_random},
     {"vecmath/svd_rotations_reflections", test_svd_rotations_and_reflections},
     {"vecmath/svd_near_singular_degenerate", test_svd_near_singular_and_degenerate},
