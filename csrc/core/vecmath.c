@@ -250,7 +250,6 @@ static void swap_columns(ts_mat3 *a, int i, int j)
     }
 }
 
-
 void ts_svd3(ts_mat3 a, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
 {
     ts_mat3 w = a; /* columns are rotated until mutually orthogonal: W = A V */
