@@ -36,8 +36,10 @@
  * neighbourhood is cut by the surface, as (1/2 - phi) / |grad phi| with a
  * flat surface's gradient (phi is smooth, so Volume to Mesh and the band
  * need no more than a distance near the surface), and OpenVDB fills the
- * space between leaves inside or outside. Each voxel sums its particles in
- * the neighbour grid's order, so the grid has the same bits for any number
+ * space between leaves inside or outside. A kernel adds itself a row of 8
+ * voxels at a time, only through its shadow (evaluate_leaf). Each voxel sums
+ * its kernels in the neighbour grid's order, one sum per row axis, the three
+ * then added in a fixed order, so the grid has the same bits for any number
  * of threads.
  */
 #include "surface.h"
