@@ -53,6 +53,18 @@ static cloud lattice(int nx, int ny, int nz, double jitter)
 
 static void cloud_free(cloud *c) { free(c->x), free(c->y), free(c->z); }
 
+/* Keeps the particles within `radius` of (centre, centre, centre), first; returns how many. */
+static size_t keep_ball(cloud *c, double centre, double radius)
+{
+    size_t m = 0;
+    for (size_t p = 0; p < c->n; p++) {
+        const double dx = c->x[p] - centre, dy = c->y[p] - centre, dz = c->z[p] - centre;
+        if (dx * dx + dy * dy + dz * dz < radius * radius)
+            c->x[m] = c->x[p], c->y[m] = c->y[p], c->z[m] = c->z[p], m++;
+    }
+    return m;
+}
+
 /* Where the level set crosses zero going up (or down) the line through (x, y) from z0 to z1. */
 static double crossing(const tsvdb_grid *g, double x, double y, double z0, double z1)
 {
@@ -136,12 +148,7 @@ static void test_ball_keeps_its_volume_and_bits(void)
 {
     /* a ball of radius 8 spacings cut from a jittered lattice */
     cloud c = lattice(20, 20, 20, 0.1);
-    size_t m = 0;
-    for (size_t p = 0; p < c.n; p++) {
-        const double dx = c.x[p] - 10 * D, dy = c.y[p] - 10 * D, dz = c.z[p] - 10 * D;
-        if (dx * dx + dy * dy + dz * dz < 64.0 * D * D)
-            c.x[m] = c.x[p], c.y[m] = c.y[p], c.z[m] = c.z[p], m++;
-    }
+    const size_t m = keep_ball(&c, 10 * D, 8 * D);
     const ts_surface_settings s = settings(TS_SURFACE_ANISOTROPIC);
     ts_error err;
     tsvdb_grid *one = NULL, *two = NULL;
@@ -176,12 +183,7 @@ static void test_ball_keeps_its_volume_and_bits(void)
 static void test_rows_sum_what_the_formula_says(void)
 {
     cloud c = lattice(16, 16, 16, 0.1);
-    size_t m = 0;
-    for (size_t p = 0; p < c.n; p++) {
-        const double dx = c.x[p] - 8 * D, dy = c.y[p] - 8 * D, dz = c.z[p] - 8 * D;
-        if (dx * dx + dy * dy + dz * dz < 36.0 * D * D)
-            c.x[m] = c.x[p], c.y[m] = c.y[p], c.z[m] = c.z[p], m++;
-    }
+    size_t m = keep_ball(&c, 8 * D, 6 * D);
     cloud sheet = lattice(14, 14, 1, 0.05);
     const double ca = cos(0.5), sa = sin(0.5), cb = cos(0.3), sb = sin(0.3);
     for (size_t p = 0; p < sheet.n && m < c.n; p++, m++) {
