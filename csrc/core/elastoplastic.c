@@ -1,7 +1,8 @@
 /* elastoplastic.c - master and slave particles (see elastoplastic.h).
  *
  * One substep (elastoplastic_step), the paper's fig. 3:
- *   0. master-slave pairs within the kernel's support 2h, with the
+ *   0. master-slave pairs within the kernel's support 2h (filtered from
+ *      candidates kept for many steps: skin_pairs.h), with the
  *      weights normalised over each master's slaves (N_ms, sum 1) and each
  *      master's moment matrix D_m = sum N d d^T (d = x_s - x_m about the
  *      slaves' weighted centre);
@@ -49,6 +50,7 @@
 #include "mesh.h"
 #include "parallel.h"
 #include "particles.h"
+#include "skin_pairs.h"
 #include "sph_sources.h"
 #include "surface.h"
 #include "vecmath.h"
@@ -59,6 +61,7 @@
 #define REMOVE_WITHIN 0.15      /* sec. 4.3: slaves closer than 0.15 h merge */
 #define WAVE_SPACINGS 8.0       /* implicit steps: spacings an elastic wave may cross per step */
 #define SKIN_MASTERS 8          /* masters a skin vertex follows */
+#define PAIR_SKIN 0.25          /* candidate pairs are kept within the support + this share of a spacing */
 
 struct ts_elastoplastic {
     ts_elastoplastic_params p;
@@ -79,28 +82,32 @@ struct ts_elastoplastic {
     double *lame;               /* work, 2: mu, lambda with hardening */
     double *dG;                 /* work, 9: the CG's variation of G */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
+    double *weight_sum;         /* work: the master's kernel weights' sum, which normalises them */
     double *grad;               /* work, 9: the velocity gradient of the step */
-    uint32_t *mstart;           /* work: pairs of master i are [mstart[i], mstart[i+1]) */
+    uint32_t *mend;             /* work: master i's pairs are [near.start[i], mend[i]), its candidates within the
+                                   support, compacted */
 
     ts_particles slaves;
     float *sx, *sy, *sz;
     double *sm, *sv, *sv0, *rhs, *cg_r, *cg_p, *cg_q;   /* work: mass; velocity (3); ... (3 each) */
-    uint32_t *sstart;           /* work: slave j's pairs are [sstart[j], sstart[j+1]) of the slave-major arrays */
-    uint32_t *scursor;          /* work: filling them */
+    uint32_t *sstart, *send;    /* work: slave j's candidates are [sstart[j], sstart[j+1]) of the slave-major
+                                   arrays, its pairs [sstart[j], send[j]) */
     double *snormal;            /* work, 3: the wall a slave is held against in the solve (or zero) */
     uint8_t *skeep;
 
-    /* pairs, master-major */
-    uint32_t *pair_slave, *pair_master;
-    float *pair_N, *pair_d;     /* normalised weight; d = x_s - x_m (3 floats) */
+    /* master-slave candidates (near) and slaves' pairs closer than sec. 4.3's 0.15 h (crowd); the pairs
+     * arrays are as long as the candidates, master-major in near's slots */
+    ts_skin_pairs near, crowd;
+    uint32_t *pair_slave;
+    float *pair_N, *pair_d;     /* normalised weight; x_s - x_m (3 floats) */
     double *pair_g;             /* D_m^-1 d N: the MLS kernel gradient (3), what every pass multiplies */
     /* the same pairs slave-major (master order within a slave), copied: the slaves' gathers - twice per
      * CG iteration - then read them in sequence instead of jumping through an index (3x less time) */
-    uint32_t *sorder;           /* work: the master-major index of each slave-major pair */
+    uint32_t *sowner;           /* slave-major candidates: their masters */
     uint32_t *spair_master;
     float *spair_N;
     double *spair_g;
-    size_t pairs, pair_cap;
+    size_t pair_cap;
     ts_grid sgrid, mgrid;
 
     ts_moving_collider *colliders;
@@ -526,6 +533,8 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
     e->wave_speed = sqrt((e->lambda0 + 2.0 * e->mu0) / p->density);
     ts_grid_init(&e->sgrid);
     ts_grid_init(&e->mgrid);
+    ts_skin_pairs_init(&e->near, e->support, PAIR_SKIN * e->spacing);
+    ts_skin_pairs_init(&e->crowd, REMOVE_WITHIN * e->h, PAIR_SKIN * e->spacing);
     const size_t d = sizeof(double), u = sizeof(uint32_t);
     const ts_particle_column masters[] = {
         TS_STATE_COLUMN("x", &e->x, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &e->y, TS_ATTR_F32, 1),
@@ -540,7 +549,8 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("Dinv", &e->Dinv, 9 * d), TS_WORK_COLUMN("G", &e->G, 9 * d), TS_WORK_COLUMN("R", &e->R, 9 * d),
         TS_WORK_COLUMN("S", &e->S, 9 * d), TS_WORK_COLUMN("cof", &e->cof, 9 * d), TS_WORK_COLUMN("lame", &e->lame, 2 * d),
         TS_WORK_COLUMN("dG", &e->dG, 9 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
-        TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("mstart", &e->mstart, u),
+        TS_WORK_COLUMN("weight_sum", &e->weight_sum, d),
+        TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs_end", &e->mend, u),
     };
     const ts_particle_column slaves[] = {
         TS_STATE_COLUMN("x", &e->sx, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &e->sy, TS_ATTR_F32, 1),
@@ -548,7 +558,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("mass", &e->sm, d), TS_WORK_COLUMN("v", &e->sv, 3 * d), TS_WORK_COLUMN("v0", &e->sv0, 3 * d),
         TS_WORK_COLUMN("rhs", &e->rhs, 3 * d), TS_WORK_COLUMN("r", &e->cg_r, 3 * d),
         TS_WORK_COLUMN("p", &e->cg_p, 3 * d), TS_WORK_COLUMN("q", &e->cg_q, 3 * d),
-        TS_WORK_COLUMN("sstart", &e->sstart, u), TS_WORK_COLUMN("cursor", &e->scursor, u),
+        TS_WORK_COLUMN("candidates", &e->sstart, u), TS_WORK_COLUMN("pairs_end", &e->send, u),
         TS_WORK_COLUMN("normal", &e->snormal, 3 * d),
         TS_WORK_COLUMN("keep", &e->skeep, 1),
     };
@@ -607,8 +617,7 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     ts_particles_free(&e->masters);
     ts_particles_free(&e->slaves);
     free(e->pair_slave);
-    free(e->pair_master);
-    free(e->sorder);
+    free(e->sowner);
     free(e->spair_master);
     free(e->spair_N);
     free(e->spair_g);
@@ -620,6 +629,8 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     free(e->skin_weight);
     ts_grid_free(&e->sgrid);
     ts_grid_free(&e->mgrid);
+    ts_skin_pairs_free(&e->near);
+    ts_skin_pairs_free(&e->crowd);
     for (size_t c = 0; c < e->n_colliders; c++)
         ts_collider_free(&e->colliders[c].c);
     free(e->colliders);
@@ -641,59 +652,62 @@ static ts_status masters_as_slaves(ts_elastoplastic *e, ts_error *err)
     return TS_OK;
 }
 
-/* Slaves within the support of master i, in grid order: written from pair k on, or only counted. */
-static uint32_t master_pairs(ts_elastoplastic *e, size_t i, size_t k, int write)
+/* A pair's normalised weight N and MLS kernel gradient g = N D^-1 d (d = x_s - x_m about the slaves'
+ * weighted centre), from master m's weight sum, centre and D^-1: one formula for both pair orders, so that
+ * the slave-major copies are the same bits as the master-major pairs. */
+static inline float pair_weight(const ts_elastoplastic *e, size_t m, float r2)
 {
-    const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
-    ts_neighbor_ranges r;
-    ts_grid_neighbor_ranges(&e->sgrid, xi, yi, zi, &r);
-    uint32_t count = 0;
-    double sum = 0.0;
-    for (int q = 0; q < r.n; q++)
-        for (uint32_t c = r.begin[q]; c < r.end[q]; c++) {
-            uint32_t s = e->sgrid.sorted[c];
-            float dx = e->sx[s] - xi, dy = e->sy[s] - yi, dz = e->sz[s] - zi;
-            float r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 >= reach2)
-                continue;
-            if (write) {
-                size_t at = k + count;
-                double w = kernel(e, sqrt((double)r2));
-                e->pair_slave[at] = s, e->pair_master[at] = (uint32_t)i;
-                e->pair_N[at] = (float)w;
-                e->pair_d[3 * at] = dx, e->pair_d[3 * at + 1] = dy, e->pair_d[3 * at + 2] = dz;
-                sum += w;
-            }
-            count++;
-        }
-    if (write && sum > 0.0) { /* normalised over the master's slaves: sum_s N_ms = 1 */
-        double mean[3] = {0, 0, 0};
-        for (uint32_t c = 0; c < count; c++) {
-            e->pair_N[k + c] = (float)(e->pair_N[k + c] / sum);
-            for (int a = 0; a < 3; a++)
-                mean[a] += e->pair_N[k + c] * (double)e->pair_d[3 * (k + c) + a];
-        }
-        /* d about the slaves' weighted centre: the least-squares fit of a linear field then has no
-         * constant part, so moving every slave alike deforms nothing, at a surface too */
-        for (uint32_t c = 0; c < count; c++)
-            for (int a = 0; a < 3; a++)
-                e->pair_d[3 * (k + c) + a] = (float)(e->pair_d[3 * (k + c) + a] - mean[a]);
-        for (int a = 0; a < 3; a++)
-            e->centre[3 * i + a] = mean[a];
-    }
-    return count;
+    return (float)((double)(float)kernel(e, sqrt((double)r2)) / e->weight_sum[m]);
 }
 
-/* D^-1 of the moment matrix D = sum N d d^T; a master whose slaves lie in a plane or a line (which the
- * slaves around it prevent) gets a small isotropic term so that D stays invertible. */
-static void moment_inverse(ts_elastoplastic *e, size_t i)
+static inline void pair_gradient(const ts_elastoplastic *e, size_t m, float dx, float dy, float dz, float N,
+                                 double g[3])
 {
+    const double *c = e->centre + 3 * m, *inv = e->Dinv + 9 * m;
+    const float d[3] = {(float)(dx - c[0]), (float)(dy - c[1]), (float)(dz - c[2])};
+    for (int a = 0; a < 3; a++)
+        g[a] = (inv[3 * a] * d[0] + inv[3 * a + 1] * d[1] + inv[3 * a + 2] * d[2]) * N;
+}
+
+/* Master i's pairs: its candidates within the support, compacted in slave order from its first slot; the
+ * weights normalised over them (sum_s N_ms = 1), their weighted centre, the moment matrix D = sum N d d^T
+ * of d about it, and the kernel gradients. A master whose slaves lie in a plane or a line (which the
+ * slaves around it prevent) gets a small isotropic term so that D stays invertible. */
+static void master_pairs(ts_elastoplastic *e, size_t i)
+{
+    const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
+    const uint32_t first = e->near.start[i];
+    uint32_t end = first;
+    double sum = 0.0;
+    for (uint32_t k = first; k < e->near.start[i + 1]; k++) {
+        const uint32_t s = e->near.other[k];
+        const float dx = e->sx[s] - xi, dy = e->sy[s] - yi, dz = e->sz[s] - zi, r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 >= reach2)
+            continue;
+        e->pair_slave[end] = s;
+        e->pair_d[3 * end] = dx, e->pair_d[3 * end + 1] = dy, e->pair_d[3 * end + 2] = dz;
+        sum += (float)kernel(e, sqrt((double)r2));
+        end++;
+    }
+    e->mend[i] = end;
+    e->weight_sum[i] = sum > 0.0 ? sum : 1.0;
+    double mean[3] = {0, 0, 0};
+    for (uint32_t k = first; k < end; k++) {
+        const float *d = e->pair_d + 3 * k;
+        e->pair_N[k] = pair_weight(e, i, d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        for (int a = 0; a < 3; a++)
+            mean[a] += e->pair_N[k] * (double)d[a];
+    }
+    /* d about the slaves' weighted centre: the least-squares fit of a linear field then has no constant
+     * part, so moving every slave alike deforms nothing, at a surface too */
+    memcpy(e->centre + 3 * i, mean, sizeof mean);
     ts_mat3 D = {{{0}}};
-    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
-        const float *dk = e->pair_d + 3 * k;
+    for (uint32_t k = first; k < end; k++) {
+        const float *raw = e->pair_d + 3 * k;
+        const float d[3] = {(float)(raw[0] - mean[0]), (float)(raw[1] - mean[1]), (float)(raw[2] - mean[2])};
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
-                D.m[a][b] += e->pair_N[k] * (double)dk[a] * dk[b];
+                D.m[a][b] += e->pair_N[k] * (double)d[a] * d[b];
     }
     const double floor = 1e-3 * e->spacing * e->spacing;
     for (int a = 0; a < 3; a++)
@@ -702,61 +716,63 @@ static void moment_inverse(ts_elastoplastic *e, size_t i)
     if (!ts_m3_inverse(D, &inv))
         inv = ts_m3_identity();
     mat_set(e->Dinv + 9 * i, inv);
-    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+    for (uint32_t k = first; k < end; k++) {
         const float *d = e->pair_d + 3 * k;
-        for (int a = 0; a < 3; a++)
-            e->pair_g[3 * k + a] = (inv.m[a][0] * d[0] + inv.m[a][1] * d[1] + inv.m[a][2] * d[2]) * e->pair_N[k];
+        pair_gradient(e, i, d[0], d[1], d[2], e->pair_N[k], e->pair_g + 3 * k);
     }
 }
 
+/* Slave s's pairs in master order, the same as the master-major ones (the slaves' gathers then read them
+ * in sequence), from its candidates. */
+static void slave_pairs(ts_elastoplastic *e, size_t s)
+{
+    const float xs = e->sx[s], ys = e->sy[s], zs = e->sz[s], reach2 = (float)(e->support * e->support);
+    uint32_t end = e->sstart[s];
+    for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
+        const uint32_t m = e->sowner[c];
+        const float dx = xs - e->x[m], dy = ys - e->y[m], dz = zs - e->z[m], r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 >= reach2)
+            continue;
+        e->spair_master[end] = m;
+        e->spair_N[end] = pair_weight(e, m, r2);
+        pair_gradient(e, m, dx, dy, dz, e->spair_N[end], e->spair_g + 3 * end);
+        end++;
+    }
+    e->send[s] = end;
+}
+
+/* Step 0: the candidates searched again if they may no longer hold every pair, then this step's pairs from
+ * them, master-major and slave-major. */
 static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
 {
-    ts_status st = ts_grid_build(&e->sgrid, e->sx, e->sy, e->sz, e->slaves.n, (float)e->support, NULL, err);
+    const size_t n = e->masters.n, ns = e->slaves.n;
+    int searched;
+    ts_status st = ts_skin_pairs_update(&e->near, e->x, e->y, e->z, n, e->sx, e->sy, e->sz, ns, &searched, err);
     if (st != TS_OK)
         return st;
-    const size_t n = e->masters.n, ns = e->slaves.n;
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        e->mstart[i + 1] = master_pairs(e, i, 0, 0);
-    e->mstart[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        e->mstart[i + 1] += e->mstart[i];
-    e->pairs = e->mstart[n];
-    size_t need = e->pairs + 1;
-    if (need > e->pair_cap) {
-        size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
-        if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
-            ts_resize((void **)&e->pair_master, cap, sizeof *e->pair_master) ||
-            ts_resize((void **)&e->pair_N, cap, sizeof *e->pair_N) ||
-            ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d) ||
-            ts_resize((void **)&e->pair_g, 3 * cap, sizeof *e->pair_g) ||
-            ts_resize((void **)&e->sorder, cap, sizeof *e->sorder) ||
-            ts_resize((void **)&e->spair_master, cap, sizeof *e->spair_master) ||
-            ts_resize((void **)&e->spair_N, cap, sizeof *e->spair_N) ||
-            ts_resize((void **)&e->spair_g, 3 * cap, sizeof *e->spair_g))
-            return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
-        e->pair_cap = cap;
+    if (searched) {
+        const size_t need = e->near.count + 1;
+        if (need > e->pair_cap) {
+            size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
+            if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
+                ts_resize((void **)&e->pair_N, cap, sizeof *e->pair_N) ||
+                ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d) ||
+                ts_resize((void **)&e->pair_g, 3 * cap, sizeof *e->pair_g) ||
+                ts_resize((void **)&e->sowner, cap, sizeof *e->sowner) ||
+                ts_resize((void **)&e->spair_master, cap, sizeof *e->spair_master) ||
+                ts_resize((void **)&e->spair_N, cap, sizeof *e->spair_N) ||
+                ts_resize((void **)&e->spair_g, 3 * cap, sizeof *e->spair_g))
+                return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
+            e->pair_cap = cap;
+        }
+        ts_skin_pairs_by_b(&e->near, e->sstart, e->sowner);
     }
     #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        master_pairs(e, i, e->mstart[i], 1);
-        moment_inverse(e, i);
-    }
-    /* slave-major copies of the same pairs (a counting sort: stable, so in master order) */
-    memset(e->sstart, 0, (ns + 1) * sizeof *e->sstart);
-    for (size_t k = 0; k < e->pairs; k++)
-        e->sstart[e->pair_slave[k] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        master_pairs(e, i);
+    #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++)
-        e->sstart[s + 1] += e->sstart[s];
-    memcpy(e->scursor, e->sstart, ns * sizeof *e->scursor);
-    for (size_t k = 0; k < e->pairs; k++)
-        e->sorder[e->scursor[e->pair_slave[k]]++] = (uint32_t)k;
-    #pragma omp parallel for schedule(static)
-    for (size_t c = 0; c < e->pairs; c++) {
-        const size_t k = e->sorder[c];
-        e->spair_master[c] = e->pair_master[k], e->spair_N[c] = e->pair_N[k];
-        memcpy(e->spair_g + 3 * c, e->pair_g + 3 * k, 3 * sizeof *e->spair_g);
-    }
+        slave_pairs(e, s);
     return TS_OK;
 }
 
@@ -846,7 +862,7 @@ static void slaves_from_masters(ts_elastoplastic *e)
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < e->slaves.n; s++) {
         double m = 0.0, p[3] = {0, 0, 0};
-        for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
+        for (uint32_t c = e->sstart[s]; c < e->send[s]; c++) {
             uint32_t i = e->spair_master[c];
             double w = e->mass[i] * (double)e->spair_N[c];
             m += w, p[0] += w * e->vx[i], p[1] += w * e->vy[i], p[2] += w * e->vz[i];
@@ -861,7 +877,7 @@ static void slaves_from_masters(ts_elastoplastic *e)
 static void gather_stress(const ts_elastoplastic *e, const double *Gm, size_t s, double out[3])
 {
     out[0] = out[1] = out[2] = 0.0;
-    for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
+    for (uint32_t c = e->sstart[s]; c < e->send[s]; c++) {
         const double *G = Gm + 9 * (size_t)e->spair_master[c], *g = e->spair_g + 3 * (size_t)c;
         for (int a = 0; a < 3; a++)
             out[a] += G[3 * a] * g[0] + G[3 * a + 1] * g[1] + G[3 * a + 2] * g[2];
@@ -876,7 +892,7 @@ static void apply_operator(ts_elastoplastic *e, const double *u, double *out, do
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         double A[3][3] = {{0}}; /* sum N u_s (D^-1 d)^T */
-        for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+        for (uint32_t k = e->near.start[i]; k < e->mend[i]; k++) {
             const double *us = u + 3 * e->pair_slave[k], *g = e->pair_g + 3 * k;
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++)
@@ -1052,7 +1068,7 @@ static void collide(const ts_elastoplastic *e, float p[3], double v[3], double r
 static void deform(ts_elastoplastic *e, size_t i, double dt)
 {
     double A[3][3] = {{0}};
-    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+    for (uint32_t k = e->near.start[i]; k < e->mend[i]; k++) {
         const double *vs = e->sv + 3 * e->pair_slave[k], *g = e->pair_g + 3 * k;
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
@@ -1094,7 +1110,7 @@ static void move_master(ts_elastoplastic *e, size_t i, double dt)
 {
     double pic[3] = {0, 0, 0}, change[3] = {0, 0, 0}, grad0[3][3] = {{0}};
     const double *c = e->centre + 3 * i, *B = e->grad + 9 * i;
-    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+    for (uint32_t k = e->near.start[i]; k < e->mend[i]; k++) {
         uint32_t s = e->pair_slave[k];
         const double N = e->pair_N[k], *g = e->pair_g + 3 * k;
         for (int a = 0; a < 3; a++) {
@@ -1135,7 +1151,7 @@ static void advect_slaves(ts_elastoplastic *e, double dt)
         if (!(e->sm[s] > 0.0))
             continue;
         double p[3] = {0, 0, 0};
-        for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
+        for (uint32_t c = e->sstart[s]; c < e->send[s]; c++) {
             uint32_t i = e->spair_master[c];
             double w = e->mass[i] * (double)e->spair_N[c];
             p[0] += w * e->vx[i], p[1] += w * e->vy[i], p[2] += w * e->vz[i];
@@ -1152,22 +1168,24 @@ static void advect_slaves(ts_elastoplastic *e, double dt)
 static ts_status remesh_slaves(ts_elastoplastic *e, ts_error *err)
 {
     const float close2 = (float)(REMOVE_WITHIN * e->h * REMOVE_WITHIN * e->h);
-    size_t ns = e->slaves.n, gone = 0;
+    size_t ns = e->slaves.n, gone = 0, added = e->added;
+    int searched;
+    ts_status st = ts_skin_pairs_update(&e->crowd, e->sx, e->sy, e->sz, ns, e->sx, e->sy, e->sz, ns, &searched, err);
+    if (st != TS_OK)
+        return st;
     #pragma omp parallel for schedule(static) reduction(+ : gone)
     for (size_t s = 0; s < ns; s++) {
         int keep = e->sm[s] > 0.0;
-        ts_neighbor_ranges r;
-        ts_grid_neighbor_ranges(&e->sgrid, e->sx[s], e->sy[s], e->sz[s], &r);
-        for (int q = 0; q < r.n && keep; q++)
-            for (uint32_t c = r.begin[q]; c < r.end[q] && keep; c++) {
-                uint32_t o = e->sgrid.sorted[c];
-                float dx = e->sx[o] - e->sx[s], dy = e->sy[o] - e->sy[s], dz = e->sz[o] - e->sz[s];
-                keep = !(o < s && dx * dx + dy * dy + dz * dz < close2);
-            }
+        for (uint32_t k = e->crowd.start[s]; k < e->crowd.start[s + 1] && keep; k++) { /* earlier slaves only */
+            const uint32_t o = e->crowd.other[k];
+            const float dx = e->sx[o] - e->sx[s], dy = e->sy[o] - e->sy[s], dz = e->sz[o] - e->sz[s];
+            keep = !(dx * dx + dy * dy + dz * dz < close2);
+        }
         e->skeep[s] = (uint8_t)keep;
         gone += !keep;
     }
     const double parted2 = e->support * e->support;
+    int grid_now = 0;
     for (size_t i = 0; i < e->masters.n; i++)
         for (int a = 0; a < ADJACENT; a++) {
             uint32_t j = e->adj[ADJACENT * i + a];
@@ -1178,6 +1196,12 @@ static ts_status remesh_slaves(ts_elastoplastic *e, ts_error *err)
             if (d2 <= parted2)
                 continue;
             e->adj[ADJACENT * i + a] = NONE; /* parted: one slave, once */
+            if (!grid_now) { /* the slaves where they are now, for their density */
+                st = ts_grid_build(&e->sgrid, e->sx, e->sy, e->sz, ns, (float)e->support, NULL, err);
+                if (st != TS_OK)
+                    return st;
+                grid_now = 1;
+            }
             double f = ADD_AT * e->spacing / sqrt(d2);
             float p[3] = {(float)(e->x[i] + f * dx), (float)(e->y[i] + f * dy), (float)(e->z[i] + f * dz)};
             if (slave_density_at(e, p[0], p[1], p[2]) >= e->rest_slave_density)
@@ -1192,6 +1216,10 @@ static ts_status remesh_slaves(ts_elastoplastic *e, ts_error *err)
     if (gone > 0) {
         e->removed += gone;
         ts_particles_compact(&e->slaves, e->skeep);
+    }
+    if (gone > 0 || e->added > added) { /* slaves renumbered or new: both lists search again */
+        ts_skin_pairs_invalidate(&e->near);
+        ts_skin_pairs_invalidate(&e->crowd);
     }
     return TS_OK;
 }
@@ -1381,6 +1409,8 @@ ts_status ts_elastoplastic_restore(ts_elastoplastic *e, const ts_checkpoint *cp,
     e->steps = (long)counters[2].value;
     e->v_max = counters[3].value;
     e->now.frame = cp->frame;
+    ts_skin_pairs_invalidate(&e->near);
+    ts_skin_pairs_invalidate(&e->crowd);
     return TS_OK;
 }
 
@@ -1393,6 +1423,8 @@ void ts_elastoplastic_get_stats(const ts_elastoplastic *e, ts_elastoplastic_stat
     s->slaves_removed = e->removed;
     s->cg_iterations = e->cg_iterations;
     s->cg_residual = e->cg_residual;
+    s->steps = e->steps;
+    s->pair_searches = e->near.searches;
     s->max_speed = e->v_max;
     for (size_t i = 0; i < e->masters.n; i++) { /* in index order: the same sums on any thread count */
         const double m = e->mass[i], v[3] = {e->vx[i], e->vy[i], e->vz[i]};

@@ -90,6 +90,7 @@ typedef struct ts_elastoplastic_stats {
     double kinetic_energy, max_speed;
     double volume, rest_volume;     /* sum of J V0 and of V0, m^3 */
     double max_plastic_strain;
+    long steps, pair_searches;      /* substeps so far; how many of them searched for neighbour pairs again */
     double momentum[3];
 } ts_elastoplastic_stats;
 
