@@ -84,14 +84,13 @@ struct ts_elastoplastic {
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
     double *weight_sum;         /* work: the master's kernel weights' sum, which normalises them */
     double *grad;               /* work, 9: the velocity gradient of the step */
-    uint32_t *mend;             /* work: master i's pairs are [near.start[i], mend[i]), its candidates within the
-                                   support, compacted */
+    uint32_t *mstart;           /* work: master i's pairs are [mstart[i], mstart[i+1]) */
 
     ts_particles slaves;
     float *sx, *sy, *sz;
     double *sm, *sv, *sv0, *rhs, *cg_r, *cg_p, *cg_q;   /* work: mass; velocity (3); ... (3 each) */
-    uint32_t *sstart, *send;    /* work: slave j's candidates are [sstart[j], sstart[j+1]) of the slave-major
-                                   arrays, its pairs [sstart[j], send[j]) */
+    uint32_t *sstart;           /* work: slave j's pairs are [sstart[j], sstart[j+1]) of the slave-major arrays */
+    uint32_t *scandidates;      /* work: its candidate masters are sowner[scandidates[j] .. scandidates[j+1]) */
     double *snormal;            /* work, 3: the wall a slave is held against in the solve (or zero) */
     uint8_t *skeep;
 
@@ -100,13 +99,15 @@ struct ts_elastoplastic {
     ts_skin_pairs near, crowd;
     uint32_t *pair_slave;
     float *pair_N, *pair_d;     /* normalised weight; x_s - x_m (3 floats) */
-    double *pair_g;             /* D_m^-1 d N: the MLS kernel gradient (3), what every pass multiplies */
+    float *pair_g;              /* D_m^-1 d N: the MLS kernel gradient (3), what every pass multiplies (floats: the CG
+                                   streams through them, and half the bytes is what it waits for) */
     /* the same pairs slave-major (master order within a slave), copied: the slaves' gathers - twice per
      * CG iteration - then read them in sequence instead of jumping through an index (3x less time) */
     uint32_t *sowner;           /* slave-major candidates: their masters */
+    size_t sowner_cap;
     uint32_t *spair_master;
     float *spair_N;
-    double *spair_g;
+    float *spair_g;
     size_t pair_cap;
     ts_grid sgrid, mgrid;
 
@@ -550,7 +551,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("S", &e->S, 9 * d), TS_WORK_COLUMN("cof", &e->cof, 9 * d), TS_WORK_COLUMN("lame", &e->lame, 2 * d),
         TS_WORK_COLUMN("dG", &e->dG, 9 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
         TS_WORK_COLUMN("weight_sum", &e->weight_sum, d),
-        TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs_end", &e->mend, u),
+        TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mstart, u),
     };
     const ts_particle_column slaves[] = {
         TS_STATE_COLUMN("x", &e->sx, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &e->sy, TS_ATTR_F32, 1),
@@ -558,7 +559,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("mass", &e->sm, d), TS_WORK_COLUMN("v", &e->sv, 3 * d), TS_WORK_COLUMN("v0", &e->sv0, 3 * d),
         TS_WORK_COLUMN("rhs", &e->rhs, 3 * d), TS_WORK_COLUMN("r", &e->cg_r, 3 * d),
         TS_WORK_COLUMN("p", &e->cg_p, 3 * d), TS_WORK_COLUMN("q", &e->cg_q, 3 * d),
-        TS_WORK_COLUMN("candidates", &e->sstart, u), TS_WORK_COLUMN("pairs_end", &e->send, u),
+        TS_WORK_COLUMN("pairs", &e->sstart, u), TS_WORK_COLUMN("candidates", &e->scandidates, u),
         TS_WORK_COLUMN("normal", &e->snormal, 3 * d),
         TS_WORK_COLUMN("keep", &e->skeep, 1),
     };
@@ -661,35 +662,60 @@ static inline float pair_weight(const ts_elastoplastic *e, size_t m, float r2)
 }
 
 static inline void pair_gradient(const ts_elastoplastic *e, size_t m, float dx, float dy, float dz, float N,
-                                 double g[3])
+                                 float g[3])
 {
     const double *c = e->centre + 3 * m, *inv = e->Dinv + 9 * m;
     const float d[3] = {(float)(dx - c[0]), (float)(dy - c[1]), (float)(dz - c[2])};
     for (int a = 0; a < 3; a++)
-        g[a] = (inv[3 * a] * d[0] + inv[3 * a + 1] * d[1] + inv[3 * a + 2] * d[2]) * N;
+        g[a] = (float)((inv[3 * a] * d[0] + inv[3 * a + 1] * d[1] + inv[3 * a + 2] * d[2]) * N);
 }
 
-/* Master i's pairs: its candidates within the support, compacted in slave order from its first slot; the
- * weights normalised over them (sum_s N_ms = 1), their weighted centre, the moment matrix D = sum N d d^T
- * of d about it, and the kernel gradients. A master whose slaves lie in a plane or a line (which the
- * slaves around it prevent) gets a small isotropic term so that D stays invertible. */
+/* How many of master i's candidates are within the support (the pairs are written compacted: the CG's
+ * gathers stream through them, and gaps would push them out of the cache) */
+static uint32_t master_pair_count(const ts_elastoplastic *e, size_t i)
+{
+    const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
+    uint32_t count = 0;
+    for (uint32_t k = e->near.start[i]; k < e->near.start[i + 1]; k++) {
+        const uint32_t s = e->near.other[k];
+        const float dx = e->sx[s] - xi, dy = e->sy[s] - yi, dz = e->sz[s] - zi;
+        count += dx * dx + dy * dy + dz * dz < reach2;
+    }
+    return count;
+}
+
+static uint32_t slave_pair_count(const ts_elastoplastic *e, size_t s)
+{
+    const float xs = e->sx[s], ys = e->sy[s], zs = e->sz[s], reach2 = (float)(e->support * e->support);
+    uint32_t count = 0;
+    for (uint32_t c = e->scandidates[s]; c < e->scandidates[s + 1]; c++) {
+        const uint32_t m = e->sowner[c];
+        const float dx = xs - e->x[m], dy = ys - e->y[m], dz = zs - e->z[m];
+        count += dx * dx + dy * dy + dz * dz < reach2;
+    }
+    return count;
+}
+
+/* Master i's pairs, in slave order from mstart[i]: the weights normalised over them (sum_s N_ms = 1), their
+ * weighted centre, the moment matrix D = sum N d d^T of d about it, and the kernel gradients. A master
+ * whose slaves lie in a plane or a line (which the slaves around it prevent) gets a small isotropic term
+ * so that D stays invertible. */
 static void master_pairs(ts_elastoplastic *e, size_t i)
 {
     const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
-    const uint32_t first = e->near.start[i];
-    uint32_t end = first;
+    const uint32_t first = e->mstart[i], end = e->mstart[i + 1];
+    uint32_t at = first;
     double sum = 0.0;
-    for (uint32_t k = first; k < e->near.start[i + 1]; k++) {
+    for (uint32_t k = e->near.start[i]; k < e->near.start[i + 1]; k++) {
         const uint32_t s = e->near.other[k];
         const float dx = e->sx[s] - xi, dy = e->sy[s] - yi, dz = e->sz[s] - zi, r2 = dx * dx + dy * dy + dz * dz;
         if (r2 >= reach2)
             continue;
-        e->pair_slave[end] = s;
-        e->pair_d[3 * end] = dx, e->pair_d[3 * end + 1] = dy, e->pair_d[3 * end + 2] = dz;
+        e->pair_slave[at] = s;
+        e->pair_d[3 * at] = dx, e->pair_d[3 * at + 1] = dy, e->pair_d[3 * at + 2] = dz;
         sum += (float)kernel(e, sqrt((double)r2));
-        end++;
+        at++;
     }
-    e->mend[i] = end;
     e->weight_sum[i] = sum > 0.0 ? sum : 1.0;
     double mean[3] = {0, 0, 0};
     for (uint32_t k = first; k < end; k++) {
@@ -722,23 +748,30 @@ static void master_pairs(ts_elastoplastic *e, size_t i)
     }
 }
 
-/* Slave s's pairs in master order, the same as the master-major ones (the slaves' gathers then read them
- * in sequence), from its candidates. */
+/* Slave s's pairs in master order from sstart[s], the same bits as the master-major ones (the slaves'
+ * gathers then read them in sequence). */
 static void slave_pairs(ts_elastoplastic *e, size_t s)
 {
     const float xs = e->sx[s], ys = e->sy[s], zs = e->sz[s], reach2 = (float)(e->support * e->support);
-    uint32_t end = e->sstart[s];
-    for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
+    uint32_t at = e->sstart[s];
+    for (uint32_t c = e->scandidates[s]; c < e->scandidates[s + 1]; c++) {
         const uint32_t m = e->sowner[c];
         const float dx = xs - e->x[m], dy = ys - e->y[m], dz = zs - e->z[m], r2 = dx * dx + dy * dy + dz * dz;
         if (r2 >= reach2)
             continue;
-        e->spair_master[end] = m;
-        e->spair_N[end] = pair_weight(e, m, r2);
-        pair_gradient(e, m, dx, dy, dz, e->spair_N[end], e->spair_g + 3 * end);
-        end++;
+        e->spair_master[at] = m;
+        e->spair_N[at] = pair_weight(e, m, r2);
+        pair_gradient(e, m, dx, dy, dz, e->spair_N[at], e->spair_g + 3 * at);
+        at++;
     }
-    e->send[s] = end;
+}
+
+/* Offsets from counts: start[0] = 0, start[i + 1] = start[i] + count (held in start[i + 1]). */
+static void counts_to_offsets(uint32_t *start, size_t n)
+{
+    start[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        start[i + 1] += start[i];
 }
 
 /* Step 0: the candidates searched again if they may no longer hold every pair, then this step's pairs from
@@ -751,21 +784,30 @@ static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
     if (st != TS_OK)
         return st;
     if (searched) {
-        const size_t need = e->near.count + 1;
-        if (need > e->pair_cap) {
-            size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
-            if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
-                ts_resize((void **)&e->pair_N, cap, sizeof *e->pair_N) ||
-                ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d) ||
-                ts_resize((void **)&e->pair_g, 3 * cap, sizeof *e->pair_g) ||
-                ts_resize((void **)&e->sowner, cap, sizeof *e->sowner) ||
-                ts_resize((void **)&e->spair_master, cap, sizeof *e->spair_master) ||
-                ts_resize((void **)&e->spair_N, cap, sizeof *e->spair_N) ||
-                ts_resize((void **)&e->spair_g, 3 * cap, sizeof *e->spair_g))
-                return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
-            e->pair_cap = cap;
-        }
-        ts_skin_pairs_by_b(&e->near, e->sstart, e->sowner);
+        if (ts_grow((void **)&e->sowner, &e->sowner_cap, e->near.count + 1, sizeof *e->sowner))
+            return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", e->near.count);
+        ts_skin_pairs_by_b(&e->near, e->scandidates, e->sowner);
+    }
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        e->mstart[i + 1] = master_pair_count(e, i);
+    #pragma omp parallel for schedule(static)
+    for (size_t s = 0; s < ns; s++)
+        e->sstart[s + 1] = slave_pair_count(e, s);
+    counts_to_offsets(e->mstart, n);
+    counts_to_offsets(e->sstart, ns);
+    const size_t need = e->mstart[n] + 1;
+    if (need > e->pair_cap) {
+        size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
+        if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
+            ts_resize((void **)&e->pair_N, cap, sizeof *e->pair_N) ||
+            ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d) ||
+            ts_resize((void **)&e->pair_g, 3 * cap, sizeof *e->pair_g) ||
+            ts_resize((void **)&e->spair_master, cap, sizeof *e->spair_master) ||
+            ts_resize((void **)&e->spair_N, cap, sizeof *e->spair_N) ||
+            ts_resize((void **)&e->spair_g, 3 * cap, sizeof *e->spair_g))
+            return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
+        e->pair_cap = cap;
     }
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
@@ -862,7 +904,7 @@ static void slaves_from_masters(ts_elastoplastic *e)
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < e->slaves.n; s++) {
         double m = 0.0, p[3] = {0, 0, 0};
-        for (uint32_t c = e->sstart[s]; c < e->send[s]; c++) {
+        for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
             uint32_t i = e->spair_master[c];
             double w = e->mass[i] * (double)e->spair_N[c];
             m += w, p[0] += w * e->vx[i], p[1] += w * e->vy[i], p[2] += w * e->vz[i];
@@ -877,8 +919,9 @@ static void slaves_from_masters(ts_elastoplastic *e)
 static void gather_stress(const ts_elastoplastic *e, const double *Gm, size_t s, double out[3])
 {
     out[0] = out[1] = out[2] = 0.0;
-    for (uint32_t c = e->sstart[s]; c < e->send[s]; c++) {
-        const double *G = Gm + 9 * (size_t)e->spair_master[c], *g = e->spair_g + 3 * (size_t)c;
+    for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
+        const double *G = Gm + 9 * (size_t)e->spair_master[c];
+        const float *g = e->spair_g + 3 * (size_t)c;
         for (int a = 0; a < 3; a++)
             out[a] += G[3 * a] * g[0] + G[3 * a + 1] * g[1] + G[3 * a + 2] * g[2];
     }
@@ -892,8 +935,9 @@ static void apply_operator(ts_elastoplastic *e, const double *u, double *out, do
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         double A[3][3] = {{0}}; /* sum N u_s (D^-1 d)^T */
-        for (uint32_t k = e->near.start[i]; k < e->mend[i]; k++) {
-            const double *us = u + 3 * e->pair_slave[k], *g = e->pair_g + 3 * k;
+        for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+            const double *us = u + 3 * e->pair_slave[k];
+            const float *g = e->pair_g + 3 * k;
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++)
                     A[a][b] += us[a] * g[b];
@@ -1068,8 +1112,9 @@ static void collide(const ts_elastoplastic *e, float p[3], double v[3], double r
 static void deform(ts_elastoplastic *e, size_t i, double dt)
 {
     double A[3][3] = {{0}};
-    for (uint32_t k = e->near.start[i]; k < e->mend[i]; k++) {
-        const double *vs = e->sv + 3 * e->pair_slave[k], *g = e->pair_g + 3 * k;
+    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+        const double *vs = e->sv + 3 * e->pair_slave[k];
+        const float *g = e->pair_g + 3 * k;
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
                 A[a][b] += vs[a] * g[b];                                    /* eq. 7, MLS form */
@@ -1110,9 +1155,10 @@ static void move_master(ts_elastoplastic *e, size_t i, double dt)
 {
     double pic[3] = {0, 0, 0}, change[3] = {0, 0, 0}, grad0[3][3] = {{0}};
     const double *c = e->centre + 3 * i, *B = e->grad + 9 * i;
-    for (uint32_t k = e->near.start[i]; k < e->mend[i]; k++) {
+    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
         uint32_t s = e->pair_slave[k];
-        const double N = e->pair_N[k], *g = e->pair_g + 3 * k;
+        const double N = e->pair_N[k];
+        const float *g = e->pair_g + 3 * k;
         for (int a = 0; a < 3; a++) {
             pic[a] += N * e->sv[3 * s + a];
             change[a] += N * (e->sv[3 * s + a] - e->sv0[3 * s + a]);
@@ -1151,7 +1197,7 @@ static void advect_slaves(ts_elastoplastic *e, double dt)
         if (!(e->sm[s] > 0.0))
             continue;
         double p[3] = {0, 0, 0};
-        for (uint32_t c = e->sstart[s]; c < e->send[s]; c++) {
+        for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
             uint32_t i = e->spair_master[c];
             double w = e->mass[i] * (double)e->spair_N[c];
             p[0] += w * e->vx[i], p[1] += w * e->vy[i], p[2] += w * e->vz[i];
