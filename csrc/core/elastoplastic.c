@@ -65,7 +65,7 @@
 
 struct ts_elastoplastic {
     ts_elastoplastic_params p;
-    double spacing, h, support, mu0, lambda0, wave_speed, rest_slave_density;
+    double spacing, h, support, inv_support, mu0, lambda0, wave_speed, rest_slave_density;
     ts_kernels kernel;          /* the cubic spline, radius = support */
     ts_step_context now;
 
@@ -82,7 +82,7 @@ struct ts_elastoplastic {
     double *lame;               /* work, 2: mu, lambda with hardening */
     double *dG;                 /* work, 9: the CG's variation of G */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
-    double *weight_sum;         /* work: the master's kernel weights' sum, which normalises them */
+    double *weight_scale;       /* work: 1 / the sum of the master's kernel weights, which normalises them */
     double *grad;               /* work, 9: the velocity gradient of the step */
     uint32_t *mstart;           /* work: master i's pairs are [mstart[i], mstart[i+1]) */
 
@@ -527,6 +527,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
     e->spacing = 2.0 * p->particle_radius;
     e->h = e->spacing;                      /* the kernel reaches 2h: about 33 neighbours of each kind */
     e->support = 2.0 * e->h;
+    e->inv_support = 1.0 / e->support;
     ts_kernels_init(&e->kernel, e->support);
     const double E = p->youngs_modulus, nu = p->poisson_ratio;
     e->mu0 = E / (2.0 * (1.0 + nu));
@@ -550,7 +551,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("Dinv", &e->Dinv, 9 * d), TS_WORK_COLUMN("G", &e->G, 9 * d), TS_WORK_COLUMN("R", &e->R, 9 * d),
         TS_WORK_COLUMN("S", &e->S, 9 * d), TS_WORK_COLUMN("cof", &e->cof, 9 * d), TS_WORK_COLUMN("lame", &e->lame, 2 * d),
         TS_WORK_COLUMN("dG", &e->dG, 9 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
-        TS_WORK_COLUMN("weight_sum", &e->weight_sum, d),
+        TS_WORK_COLUMN("weight_scale", &e->weight_scale, d),
         TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mstart, u),
     };
     const ts_particle_column slaves[] = {
@@ -656,9 +657,17 @@ static ts_status masters_as_slaves(ts_elastoplastic *e, ts_error *err)
 /* A pair's normalised weight N and MLS kernel gradient g = N D^-1 d (d = x_s - x_m about the slaves'
  * weighted centre), from master m's weight sum, centre and D^-1: one formula for both pair orders, so that
  * the slave-major copies are the same bits as the master-major pairs. */
-static inline float pair_weight(const ts_elastoplastic *e, size_t m, float r2)
+static inline float pair_kernel(const ts_elastoplastic *e, float r2)
 {
-    return (float)((double)(float)kernel(e, sqrt((double)r2)) / e->weight_sum[m]);
+    /* eq. 3 without a branch on q (a master's slaves alternate between the two pieces) */
+    const double q = sqrt((double)r2) * e->inv_support, d = 1.0 - q;
+    const double inner = (6.0 * q - 6.0) * q * q + 1.0, outer = 2.0 * d * d * d;
+    return (float)(e->kernel.cubic * (q <= 0.5 ? inner : outer));
+}
+
+static inline float pair_weight(const ts_elastoplastic *e, size_t m, float w)
+{
+    return (float)((double)w * e->weight_scale[m]);
 }
 
 static inline void pair_gradient(const ts_elastoplastic *e, size_t m, float dx, float dy, float dz, float N,
@@ -713,14 +722,15 @@ static void master_pairs(ts_elastoplastic *e, size_t i)
             continue;
         e->pair_slave[at] = s;
         e->pair_d[3 * at] = dx, e->pair_d[3 * at + 1] = dy, e->pair_d[3 * at + 2] = dz;
-        sum += (float)kernel(e, sqrt((double)r2));
+        e->pair_N[at] = pair_kernel(e, r2);
+        sum += e->pair_N[at];
         at++;
     }
-    e->weight_sum[i] = sum > 0.0 ? sum : 1.0;
+    e->weight_scale[i] = sum > 0.0 ? 1.0 / sum : 1.0;
     double mean[3] = {0, 0, 0};
     for (uint32_t k = first; k < end; k++) {
         const float *d = e->pair_d + 3 * k;
-        e->pair_N[k] = pair_weight(e, i, d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        e->pair_N[k] = pair_weight(e, i, e->pair_N[k]);
         for (int a = 0; a < 3; a++)
             mean[a] += e->pair_N[k] * (double)d[a];
     }
@@ -760,7 +770,7 @@ static void slave_pairs(ts_elastoplastic *e, size_t s)
         if (r2 >= reach2)
             continue;
         e->spair_master[at] = m;
-        e->spair_N[at] = pair_weight(e, m, r2);
+        e->spair_N[at] = pair_weight(e, m, pair_kernel(e, r2));
         pair_gradient(e, m, dx, dy, dz, e->spair_N[at], e->spair_g + 3 * at);
         at++;
     }
