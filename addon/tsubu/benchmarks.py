@@ -550,7 +550,9 @@ def _elastoplastic_cube(n, substeps=10):
     desc = SceneDescription("elastoplastic", params, 1, 3, 24.0, 0,
                             [SceneObject("Bunny", "body", v, t, params={"initial_velocity": [0.0, 0.0, -1.0]})])
     settings, objects = elastoplastic.solver_input(desc.validate())
-    fps = 1.0 / (substeps * 2e-4)  # a frame of `substeps` steps of 0.2 ms (the CFL step is longer)
+    # frames of 2 ms: the default step rule (1.82 ms here, below) cuts each into 2 substeps of 1 ms; `substeps`
+    # only caps them
+    fps = 1.0 / (substeps * 2e-4)
     stamps = {}
     with tempfile.TemporaryDirectory() as folder:
         stats = _core.elastoplastic_bake(settings, objects, folder, 1, 3, fps, max_substeps=substeps,

@@ -88,7 +88,8 @@ struct ts_elastoplastic {
 
     ts_particles slaves;
     float *sx, *sy, *sz;
-    double *sm, *sv, *sv0, *rhs, *cg_r, *cg_p, *cg_q;   /* work: mass; velocity (3); ... (3 each) */
+    double *sm, *sv, *sv0, *rhs, *cg_r, *cg_p, *cg_q, *cg_z;   /* work: mass; velocity (3); ... (3 each) */
+    double *diagonal;           /* work, 3: the CG's preconditioner, eq. 15's diagonal (as if F were I) */
     uint32_t *sstart;           /* work: slave j's pairs are [sstart[j], sstart[j+1]) of the slave-major arrays */
     uint32_t *scandidates;      /* work: its candidate masters are sowner[scandidates[j] .. scandidates[j+1]) */
     double *snormal;            /* work, 3: the wall a slave is held against in the solve (or zero) */
@@ -560,6 +561,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("mass", &e->sm, d), TS_WORK_COLUMN("v", &e->sv, 3 * d), TS_WORK_COLUMN("v0", &e->sv0, 3 * d),
         TS_WORK_COLUMN("rhs", &e->rhs, 3 * d), TS_WORK_COLUMN("r", &e->cg_r, 3 * d),
         TS_WORK_COLUMN("p", &e->cg_p, 3 * d), TS_WORK_COLUMN("q", &e->cg_q, 3 * d),
+        TS_WORK_COLUMN("z", &e->cg_z, 3 * d), TS_WORK_COLUMN("diagonal", &e->diagonal, 3 * d),
         TS_WORK_COLUMN("pairs", &e->sstart, u), TS_WORK_COLUMN("candidates", &e->scandidates, u),
         TS_WORK_COLUMN("normal", &e->snormal, 3 * d),
         TS_WORK_COLUMN("keep", &e->skeep, 1),
@@ -1017,7 +1019,34 @@ static void filter(const ts_elastoplastic *e, double *x)
     }
 }
 
-/* Eqs. 14-17 by conjugate gradients on (M + beta dt^2 K) v = M v*. */
+/* Eq. 15's diagonal at slave s, as for small strain (F = I): m + beta dt^2 sum_m V0 (mu |g|^2 + (mu + lambda) g_a^2)
+ * per axis a, g the pair's kernel gradient. Dividing the residual by it (Jacobi) evens out what makes the
+ * CG slow: slaves at the surface have a fraction of an inner slave's mass and most of its stiffness. */
+static void preconditioner(ts_elastoplastic *e, size_t s, double dt)
+{
+    double k[3] = {0, 0, 0};
+    for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
+        const uint32_t m = e->spair_master[c];
+        const float *g = e->spair_g + 3 * (size_t)c;
+        const double mu = e->lame[2 * m], lambda = e->lame[2 * m + 1], V0 = e->V0[m];
+        const double g2 = (double)g[0] * g[0] + (double)g[1] * g[1] + (double)g[2] * g[2];
+        for (int a = 0; a < 3; a++)
+            k[a] += V0 * (mu * g2 + (mu + lambda) * g[a] * g[a]);
+    }
+    for (int a = 0; a < 3; a++)
+        e->diagonal[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] + e->p.beta * dt * dt * k[a] : 1.0;
+}
+
+/* z = r / the diagonal, without the constrained normal parts */
+static void precondition(ts_elastoplastic *e, const double *r, double *z)
+{
+    #pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < 3 * e->slaves.n; k++)
+        z[k] = r[k] / e->diagonal[k];
+    filter(e, z);
+}
+
+/* Eqs. 14-17 by preconditioned conjugate gradients on (M + beta dt^2 K) v = M v*. */
 static void solve_velocities(ts_elastoplastic *e, double dt)
 {
     const size_t ns = e->slaves.n, len = 3 * ns;
@@ -1031,6 +1060,7 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
             e->rhs[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] * vstar : 0.0;
             e->sv[3 * s + a] = vstar;
         }
+        preconditioner(e, s, dt);
     }
     e->cg_iterations = 0;
     e->cg_residual = 0.0;
@@ -1047,9 +1077,10 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     for (size_t k = 0; k < len; k++)
         e->cg_r[k] = e->rhs[k] - e->cg_q[k];
     filter(e, e->cg_r);
-    memcpy(e->cg_p, e->cg_r, len * sizeof *e->cg_p);
+    precondition(e, e->cg_r, e->cg_z);
+    memcpy(e->cg_p, e->cg_z, len * sizeof *e->cg_p);
     const double b2 = ts_dot_f64(e->rhs, e->rhs, len);
-    double rr = ts_dot_f64(e->cg_r, e->cg_r, len);
+    double rr = ts_dot_f64(e->cg_r, e->cg_r, len), rz = ts_dot_f64(e->cg_r, e->cg_z, len);
     const double goal = e->p.cg_tolerance * e->p.cg_tolerance * (b2 > 0.0 ? b2 : 1.0);
     int it = 0;
     while (it < e->p.cg_iterations && rr > goal) {
@@ -1058,15 +1089,17 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
         double pq = ts_dot_f64(e->cg_p, e->cg_q, len);
         if (!(pq > 0.0))
             break; /* not positive along p: keep what converged so far */
-        double a = rr / pq;
+        double a = rz / pq;
         #pragma omp parallel for schedule(static)
         for (size_t k = 0; k < len; k++)
             e->sv[k] += a * e->cg_p[k], e->cg_r[k] -= a * e->cg_q[k];
-        double rr_next = ts_dot_f64(e->cg_r, e->cg_r, len), beta = rr_next / rr;
-        rr = rr_next;
+        precondition(e, e->cg_r, e->cg_z);
+        rr = ts_dot_f64(e->cg_r, e->cg_r, len);
+        double rz_next = ts_dot_f64(e->cg_r, e->cg_z, len), beta = rz_next / rz;
+        rz = rz_next;
         #pragma omp parallel for schedule(static)
         for (size_t k = 0; k < len; k++)
-            e->cg_p[k] = e->cg_r[k] + beta * e->cg_p[k];
+            e->cg_p[k] = e->cg_z[k] + beta * e->cg_p[k];
         it++;
     }
     e->cg_iterations = it;
@@ -1138,7 +1171,7 @@ static void deform(ts_elastoplastic *e, size_t i, double dt)
     ts_mat3 FE = ts_m3_mul(step, mat_get(e->FE + 9 * i));                    /* eq. 18 */
     ts_mat3 U, V;
     double sig[3];
-    ts_svd3(FE, &U, sig, &V);
+    ts_svd3_near(FE, mat_get(e->FE_V + 9 * i), &U, sig, &V);                 /* from the last step's V */
     mat_set(e->FE_U + 9 * i, U);
     mat_set(e->FE_V + 9 * i, V);
     if (e->p.plastic) {

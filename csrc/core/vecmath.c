@@ -250,10 +250,11 @@ static void swap_columns(ts_mat3 *a, int i, int j)
     }
 }
 
-void ts_svd3(ts_mat3 a, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
+/* One-sided Jacobi from V = v0 (a rotation): W = A V's columns are rotated until mutually orthogonal. */
+static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
 {
-    ts_mat3 w = a; /* columns are rotated until mutually orthogonal: W = A V */
-    ts_mat3 v = ts_m3_identity();
+    ts_mat3 w = ts_m3_mul(a, v0);
+    ts_mat3 v = v0;
     for (int sweep = 0; sweep < 60; sweep++) {
         int rotated = 0;
         for (int p = 0; p < 2; p++) {
@@ -321,6 +322,24 @@ void ts_svd3(ts_mat3 a, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
     sigma[2] = ts_v3_dot(u2, ts_m3_column(w, 2)); /* negative iff det(A) < 0 */
     *u_out = ts_m3_from_columns(u0, u1, u2);
     *v_out = v;
+}
+
+void ts_svd3(ts_mat3 a, ts_mat3 *u, double sigma[3], ts_mat3 *v) { svd3_from(a, ts_m3_identity(), u, sigma, v); }
+
+void ts_svd3_near(ts_mat3 a, ts_mat3 v_near, ts_mat3 *u, double sigma[3], ts_mat3 *v)
+{
+    /* the guess made an exact rotation (Gram-Schmidt), so rounding cannot build up over a bake's steps */
+    ts_vec3 c0 = ts_m3_column(v_near, 0), c1 = ts_m3_column(v_near, 1);
+    double l0 = ts_v3_length(c0);
+    c0 = ts_v3_scale(c0, 1.0 / l0);
+    c1 = ts_v3_sub(c1, ts_v3_scale(c0, ts_v3_dot(c0, c1)));
+    double l1 = ts_v3_length(c1);
+    c1 = ts_v3_scale(c1, 1.0 / l1);
+    if (!(l0 > 1e-3 && l1 > 1e-3 && isfinite(c0.x + c0.y + c0.z + c1.x + c1.y + c1.z))) {
+        ts_svd3(a, u, sigma, v); /* no usable guess */
+        return;
+    }
+    svd3_from(a, ts_m3_from_columns(c0, c1, ts_v3_cross(c0, c1)), u, sigma, v);
 }
 
 void ts_polar3(ts_mat3 a, ts_mat3 *r, ts_mat3 *s)

@@ -127,6 +127,33 @@ static void test_svd_near_singular_and_degenerate(void)
     check_svd(diag, 1e-13);
 }
 
+/* From a guess of V - the SVD of a nearby matrix, a far rotation, a guess not quite a rotation, a
+ * degenerate one - the same singular values as from scratch, and a valid SVD. */
+static void test_svd_near_a_guess(void)
+{
+    ts_rng rng;
+    ts_rng_seed(&rng, 4, 1);
+    for (int k = 0; k < 500; k++) {
+        ts_mat3 a, nearby, u, v, u0, v0;
+        double s[3], s0[3], sn[3];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                a.m[i][j] = (i == j) + 0.3 * ts_rng_normal(&rng), nearby.m[i][j] = a.m[i][j] + 1e-3 * ts_rng_normal(&rng);
+        ts_svd3(a, &u0, s0, &v0);
+        ts_svd3(nearby, &u, sn, &v);
+        ts_mat3 guesses[4] = {v, random_rotation(&rng), v, {{{0}}}};
+        for (int i = 0; i < 3; i++)
+            guesses[2].m[i][0] *= 1.001; /* not quite a rotation */
+        for (int g = 0; g < 4; g++) {
+            ts_svd3_near(a, guesses[g], &u, s, &v);
+            CHECK(is_rotation(u, 1e-12) && is_rotation(v, 1e-12));
+            CHECK(max_abs_diff(compose(u, s, v), a) <= 1e-13 * max_abs(a));
+            for (int i = 0; i < 3; i++)
+                CHECK_NEAR(s[i], s0[i], 1e-13 * s0[0]);
+        }
+    }
+}
+
 static void test_polar(void)
 {
     ts_rng rng;
@@ -240,6 +267,7 @@ const test_case vecmath_tests[] = {
     {"vecmath/svd_random", test_svd_random},
     {"vecmath/svd_rotations_reflections", test_svd_rotations_and_reflections},
     {"vecmath/svd_near_singular_degenerate", test_svd_near_singular_and_degenerate},
+    {"vecmath/svd_near_a_guess", test_svd_near_a_guess},
     {"vecmath/polar", test_polar},
     {"vecmath/quaternions", test_quaternions},
     {0, 0},
