@@ -744,9 +744,10 @@ static void master_pairs(ts_elastoplastic *e, size_t i)
         const float *raw = e->pair_d + 3 * k;
         const float d[3] = {(float)(raw[0] - mean[0]), (float)(raw[1] - mean[1]), (float)(raw[2] - mean[2])};
         for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
+            for (int b = a; b < 3; b++)
                 D.m[a][b] += e->pair_N[k] * (double)d[a] * d[b];
     }
+    D.m[1][0] = D.m[0][1], D.m[2][0] = D.m[0][2], D.m[2][1] = D.m[1][2];
     const double floor = 1e-3 * e->spacing * e->spacing;
     for (int a = 0; a < 3; a++)
         D.m[a][a] += floor;
@@ -1179,12 +1180,14 @@ static void deform(ts_elastoplastic *e, size_t i, double dt)
         double clamped[3];
         for (int a = 0; a < 3; a++)
             clamped[a] = sig[a] < lo ? lo : (sig[a] > hi ? hi : sig[a]);     /* eq. 19 */
+        /* eq. 21: V Sigma^-1 U^T F_E-hat = V diag(sigma-hat / sigma) V^T, F_E-hat being U diag(sigma-hat) V^T */
+        ts_mat3 US, VS;
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                US.m[a][b] = U.m[a][b] * clamped[b], VS.m[a][b] = V.m[a][b] * (sig[b] / clamped[b]);
+        const ts_mat3 FEc = ts_m3_mul(US, ts_m3_transpose(V));              /* eq. 20 */
+        const ts_mat3 FP = ts_m3_mul(ts_m3_mul(VS, ts_m3_transpose(V)), mat_get(e->FP + 9 * i)); /* eq. 21 */
         memcpy(sig, clamped, sizeof sig);                                     /* F_E's SVD is now U, clamped, V */
-        ts_mat3 Sc = {{{clamped[0], 0, 0}, {0, clamped[1], 0}, {0, 0, clamped[2]}}};
-        ts_mat3 Si = {{{1.0 / clamped[0], 0, 0}, {0, 1.0 / clamped[1], 0}, {0, 0, 1.0 / clamped[2]}}};
-        ts_mat3 FEc = ts_m3_mul(ts_m3_mul(U, Sc), ts_m3_transpose(V));       /* eq. 20 */
-        ts_mat3 FP = ts_m3_mul(ts_m3_mul(ts_m3_mul(ts_m3_mul(V, Si), ts_m3_transpose(U)), FE),
-                               mat_get(e->FP + 9 * i));                       /* eq. 21 */
         mat_set(e->FP + 9 * i, FP);
         FE = FEc;
     }
