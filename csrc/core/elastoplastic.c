@@ -95,15 +95,16 @@ struct ts_elastoplastic {
     double *snormal;            /* work, 3: the wall a slave is held against in the solve (or zero) */
     uint8_t *skeep;
 
-    /* master-slave candidates (near) and slaves' pairs closer than sec. 4.3's 0.15 h (crowd); the pairs
-     * arrays are as long as the candidates, master-major in near's slots */
+    /* master-slave candidates (near) and slaves' pairs closer than sec. 4.3's 0.15 h (crowd), kept for
+     * many steps; this step's pairs, master-major: */
     ts_skin_pairs near, crowd;
     uint32_t *pair_slave;
     float *pair_N, *pair_d;     /* normalised weight; x_s - x_m (3 floats) */
     float *pair_g;              /* D_m^-1 d N: the MLS kernel gradient (3), what every pass multiplies (floats: the CG
                                    streams through them, and half the bytes is what it waits for) */
-    /* the same pairs slave-major (master order within a slave), copied: the slaves' gathers - twice per
-     * CG iteration - then read them in sequence instead of jumping through an index (3x less time) */
+    /* the same pairs slave-major (master order within a slave), computed where the slave is: the slaves'
+     * gathers - twice per CG iteration - then read them in sequence (a copy through an index waited on
+     * memory) */
     uint32_t *sowner;           /* slave-major candidates: their masters */
     size_t sowner_cap;
     uint32_t *spair_master;
@@ -656,9 +657,9 @@ static ts_status masters_as_slaves(ts_elastoplastic *e, ts_error *err)
     return TS_OK;
 }
 
-/* A pair's normalised weight N and MLS kernel gradient g = N D^-1 d (d = x_s - x_m about the slaves'
- * weighted centre), from master m's weight sum, centre and D^-1: one formula for both pair orders, so that
- * the slave-major copies are the same bits as the master-major pairs. */
+/* A pair's kernel weight, its normalised weight N (by master m's weight sum) and its MLS kernel gradient
+ * g = N D^-1 d (d = x_s - x_m about the slaves' weighted centre): one formula for both pair orders, so that
+ * the slave-major pairs are the same bits as the master-major ones. */
 static inline float pair_kernel(const ts_elastoplastic *e, float r2)
 {
     /* eq. 3 without a branch on q (a master's slaves alternate between the two pieces) */
@@ -809,7 +810,7 @@ static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
         e->sstart[s + 1] = slave_pair_count(e, s);
     counts_to_offsets(e->mstart, n);
     counts_to_offsets(e->sstart, ns);
-    const size_t need = e->mstart[n] + 1;
+    const size_t need = (e->mstart[n] > e->sstart[ns] ? e->mstart[n] : e->sstart[ns]) + 1; /* equal: the same sums */
     if (need > e->pair_cap) {
         size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
         if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
