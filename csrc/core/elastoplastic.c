@@ -65,7 +65,7 @@
 
 struct ts_elastoplastic {
     ts_elastoplastic_params p;
-    double spacing, h, support, inv_support, mu0, lambda0, wave_speed, rest_slave_density;
+    double spacing, h, support, mu0, lambda0, wave_speed, rest_slave_density;
     ts_kernels kernel;          /* the cubic spline, radius = support */
     ts_step_context now;
 
@@ -529,7 +529,6 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
     e->spacing = 2.0 * p->particle_radius;
     e->h = e->spacing;                      /* the kernel reaches 2h: about 33 neighbours of each kind */
     e->support = 2.0 * e->h;
-    e->inv_support = 1.0 / e->support;
     ts_kernels_init(&e->kernel, e->support);
     const double E = p->youngs_modulus, nu = p->poisson_ratio;
     e->mu0 = E / (2.0 * (1.0 + nu));
@@ -662,10 +661,7 @@ static ts_status masters_as_slaves(ts_elastoplastic *e, ts_error *err)
  * the slave-major pairs are the same bits as the master-major ones. */
 static inline float pair_kernel(const ts_elastoplastic *e, float r2)
 {
-    /* eq. 3 without a branch on q (a master's slaves alternate between the two pieces) */
-    const double q = sqrt((double)r2) * e->inv_support, d = 1.0 - q;
-    const double inner = (6.0 * q - 6.0) * q * q + 1.0, outer = 2.0 * d * d * d;
-    return (float)(e->kernel.cubic * (q <= 0.5 ? inner : outer));
+    return (float)kernel(e, sqrt((double)r2)); /* eq. 3 */
 }
 
 static inline float pair_weight(const ts_elastoplastic *e, size_t m, float w)
