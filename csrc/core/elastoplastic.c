@@ -1257,7 +1257,7 @@ static void advect_slaves(ts_elastoplastic *e, double dt)
 static ts_status remesh_slaves(ts_elastoplastic *e, ts_error *err)
 {
     const float close2 = (float)(REMOVE_WITHIN * e->h * REMOVE_WITHIN * e->h);
-    size_t ns = e->slaves.n, gone = 0, added = e->added;
+    size_t ns = e->slaves.n, gone = 0;
     int searched;
     ts_status st = ts_skin_pairs_update(&e->crowd, e->sx, e->sy, e->sz, ns, e->sx, e->sy, e->sz, ns, &searched, err);
     if (st != TS_OK)
@@ -1302,11 +1302,9 @@ static ts_status remesh_slaves(ts_elastoplastic *e, ts_error *err)
             e->skeep[before] = 1;
             e->added++;
         }
-    if (gone > 0) {
+    if (gone > 0) { /* renumbered: both lists search again (new slaves alone change the count, which they see) */
         e->removed += gone;
         ts_particles_compact(&e->slaves, e->skeep);
-    }
-    if (gone > 0 || e->added > added) { /* slaves renumbered or new: both lists search again */
         ts_skin_pairs_invalidate(&e->near);
         ts_skin_pairs_invalidate(&e->crowd);
     }
