@@ -796,7 +796,7 @@ static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
     if (searched) {
         if (ts_grow((void **)&e->sowner, &e->sowner_cap, e->near.count + 1, sizeof *e->sowner))
             return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", e->near.count);
-        ts_skin_pairs_by_b(&e->near, e->scandidates, e->sowner);
+        ts_skin_pairs_by_b(&e->near, e->scandidates, e->sowner, NULL);
     }
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)

@@ -130,8 +130,7 @@ static ts_status register_elements(ts_sand *s, ts_error *err)
         TS_WORK_COLUMN("fx", &s->fx, d), TS_WORK_COLUMN("fy", &s->fy, d), TS_WORK_COLUMN("fz", &s->fz, d),
         TS_WORK_COLUMN("tx", &s->tx, d), TS_WORK_COLUMN("ty", &s->ty, d), TS_WORK_COLUMN("tz", &s->tz, d),
         TS_WORK_COLUMN("inv_m", &s->inv_m, d), TS_WORK_COLUMN("gx", &s->gx, f), TS_WORK_COLUMN("gy", &s->gy, f),
-        TS_WORK_COLUMN("gz", &s->gz, f), TS_WORK_COLUMN("cx", &s->cx, f), TS_WORK_COLUMN("cy", &s->cy, f),
-        TS_WORK_COLUMN("cz", &s->cz, f), TS_WORK_COLUMN("cell_state", &s->cell_state, sizeof *s->cell_state),
+        TS_WORK_COLUMN("gz", &s->gz, f), TS_WORK_COLUMN("state", &s->state, sizeof *s->state),
         TS_WORK_COLUMN("reaction", &s->reaction, 6 * (s->n_objects + 1) * d), TS_WORK_COLUMN("keep", &s->keep, 1),
         /* the rolling torques, last: without rolling friction they are not kept at all (every byte a DE
          * carries is moved by each sort and compaction: 7 % of a bed's bake time) */
@@ -165,6 +164,7 @@ size_t sand_add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double 
     s->supported[i] = 1; /* until its first force pass says otherwise: no spatter before it has felt a force */
     contacts *c = &s->c;
     c->count[i] = 0;
+    ts_skin_pairs_invalidate(&s->pairs.list); /* it has no pairs yet */
     for (int k = 0; k < SOURCE_SLOTS; k++)
         c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
     if (s->el.n > s->max_seen)
@@ -266,6 +266,7 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
         !s->objects)
         return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for a %d x %d bed", p->nx, p->ny);
     ts_grid_init(&s->grid);
+    ts_skin_pairs_init(&s->pairs.list, 0.0, 0.0); /* radius and skin from the DEs' size at the first step */
     for (size_t k = 0; k < count; k++) {
         const ts_object_input *o = &objects[k].in;
         if (objects[k].role == TS_SAND_GROUND) {
@@ -323,6 +324,7 @@ void ts_sand_destroy(ts_sand *s)
         free(all[k]);
     ts_particles_free(&s->el);
     ts_grid_free(&s->grid);
+    sand_pairs_free(&s->pairs);
     free(s);
 }
 
@@ -370,6 +372,8 @@ static ts_status sand_step(void *state, const ts_step_context *now, ts_error *er
         st = sand_sort_into_cells(s, err);
         s->sort_pending = 0;
     }
+    if (st == TS_OK)
+        st = sand_find_pairs(s, err);
     if (st != TS_OK)
         return st;
     sand_compute_forces(s, dt);
@@ -505,6 +509,7 @@ static ts_status sand_save_state(void *state, ts_checkpoint *cp, ts_error *err)
     const ts_value counters[] = {{"next_id", s->next_id}, {"steps", (double)s->steps}, {"depth", s->depth},
                                  {"volume_lost", s->volume_lost}, {"peak_airborne", s->peak_airborne},
                                  {"max_seen", (double)s->max_seen}};
+    sand_pairs_to_slots(s);
     ts_status st = ts_particles_save(&s->el, cp, "elements", err);
     if (st == TS_OK) st = save_contacts(s, cp, err);
     if (st == TS_OK) st = ts_checkpoint_put(cp, "bed", s->n_columns, bed, 2, err);
@@ -567,6 +572,8 @@ ts_status ts_sand_restore(ts_sand *s, const ts_checkpoint *cp, ts_error *err)
     bed_columns(s, bed);
     ts_value counters[] = {{"next_id", 0}, {"steps", 0}, {"depth", 0}, {"volume_lost", 0}, {"peak_airborne", 0},
                            {"max_seen", 0}};
+    ts_skin_pairs_invalidate(&s->pairs.list);
+    s->pairs.newer = 0; /* the slots hold the histories */
     ts_status st = ts_particles_restore(&s->el, cp, "elements", err);
     if (st == TS_OK) st = restore_contacts(s, cp, err);
     if (st == TS_OK) st = ts_checkpoint_get(cp, "bed", s->n_columns, bed, 2, err);

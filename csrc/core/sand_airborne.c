@@ -92,6 +92,8 @@ ts_status sand_detect_spatter(ts_sand *s, ts_error *err)
     }
     for (size_t i = 0; i < n; i++) /* after the scan: splitting appends DEs and may move the arrays */
         if (s->flags[i] & FLAG_SPLIT) {
+            sand_pairs_to_slots(s); /* a grain in flight is in no pair: the list is found again */
+            ts_skin_pairs_invalidate(&s->pairs.list);
             s->flags[i] &= (uint8_t)~FLAG_SPLIT;
             ts_status st = split_airborne(s, i, err);
             if (st != TS_OK)
@@ -178,8 +180,11 @@ ts_status sand_land_and_remove(ts_sand *s, ts_error *err)
         s->keep[i] = s->vol[i] > 0.0;
         emptied += !s->keep[i];
     }
-    if (emptied)
+    if (emptied) {
+        sand_pairs_to_slots(s);
+        ts_skin_pairs_invalidate(&s->pairs.list);
         ts_particles_compact(&s->el, s->keep);
+    }
     return TS_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sand_internal.h"
+#include "buffer.h"
 #include "mesh.h"
 #include "parallel.h"
 #include "rng.h"
@@ -48,12 +49,10 @@ typedef struct element_force {
     ts_vec3 F, T;
 } element_force;
 
-/* The contact histories one DE builds in a force pass, before they replace
+/* The source histories one DE builds in a force pass, before they replace
  * its slots (which the pass reads for the old histories). */
 typedef struct staged_contacts {
-    int count, sources;
-    uint32_t partner[MAX_CONTACTS];
-    ts_vec3 d_t[MAX_CONTACTS], m_r[MAX_CONTACTS]; /* m_r only with rolling friction */
+    int sources;
     int16_t source[SOURCE_SLOTS];
     contact_history source_history[SOURCE_SLOTS];
 } staged_contacts;
@@ -127,76 +126,214 @@ static void source_force(ts_sand *s, size_t i, int k, const ts_span_source *src,
     }
 }
 
-/* DE-DE contacts of ground DE i (eqs 1, 2, A-1 to A-11), in gather form. */
-static void element_forces(ts_sand *s, size_t i, double dt, staged_contacts *next, element_force *ef)
+/* ------------------------------------------------------------ DE-DE pairs */
+
+/* Output doubles per pair: force on a (3), u_n x F_t (3), and with rolling friction the rolling torque on a (3). */
+static int pair_stride(const ts_sand *s) { return s->p.rolling_friction > 0.0 ? 9 : 6; }
+
+/* Room for `count` candidates' histories and outputs; the by-b index for nb DEs. */
+static ts_status reserve_pairs(ts_sand *s, size_t count, size_t nb, ts_error *err)
 {
-    const contacts *old = &s->c;
+    element_pairs *pp = &s->pairs;
     const int rolling_on = s->p.rolling_friction > 0.0;
-    const double xi = s->x[i], yi = s->y[i], zi = s->z[i], ri = s->r[i];
-    const ts_vec3 v_i = ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
-    const uint32_t *old_partner = old->partner + i * MAX_CONTACTS, id_i = s->id[i];
-    const int old_count = old->count[i];
-    int supported = 0, hint = 0;
-    /* candidates from the cell-ordered float copies, in contiguous runs; the
-     * few within reach are tested again in double below (the margin covers
-     * the rounding of coordinates to float) */
-    const double margin = 1e-4 * (ri + s->r_max) + 8.0 * FLT_EPSILON * (fabs(xi) + fabs(yi) + fabs(zi));
-    const float reach = (float)(ri + s->r_max + margin), reach2 = reach * reach;
-    const float fx = (float)xi, fy = (float)yi, fz = (float)zi;
-    ts_neighbor_ranges nr;
-    ts_grid_neighbor_ranges(&s->grid, fx, fy, fz, &nr);
-    for (int q = 0; q < nr.n; q++)
-        for (uint32_t k = nr.begin[q]; k < nr.end[q]; k++) {
-            float ex = s->cx[k] - fx, ey = s->cy[k] - fy, ez = s->cz[k] - fz;
-            if (ex * ex + ey * ey + ez * ez >= reach2)
-                continue;
-            const partner_state *pj = &s->cell_state[k];
-            if (pj->id == id_i || pj->airborne)
-                continue;
-            double dx = pj->x - xi, dy = pj->y - yi, dz = pj->z - zi, rr = ri + pj->r;
-            double dist2 = dx * dx + dy * dy + dz * dz;
-            if (dist2 >= rr * rr || dist2 == 0.0)
-                continue;
-            double dist = sqrt(dist2), d_n = rr - dist, inv_dist = 1.0 / dist; /* eq. 1 */
-            ts_vec3 u_n = ts_v3(dx * inv_dist, dy * inv_dist, dz * inv_dist);  /* eq. 2 */
-            ts_vec3 v_c = ts_contact_velocity(v_i, w_i, ri, ts_v3(pj->vx, pj->vy, pj->vz),
-                                              ts_v3(pj->wx, pj->wy, pj->wz), pj->r, u_n); /* eq. A-1 */
-            contact_history h = {ts_v3(0, 0, 0), ts_v3(0, 0, 0)};
-            /* the contacts come in nearly the same order each step: look where the last one was found */
-            for (int tried = 0, slot = hint; tried < old_count; tried++, slot = slot + 1 < old_count ? slot + 1 : 0)
-                if (old_partner[slot] == pj->id) {
-                    h = history_at(old, i, slot);
-                    hint = slot + 1 < old_count ? slot + 1 : 0;
-                    break;
-                }
-            double m_eff = ts_effective_mass(s->inv_m[i], pj->inv_m);         /* eq. A-11 */
-            double k = s->K0 * m_eff;
-            ts_contact_result res = ts_contact_force(&s->law, k, s->C0 * m_eff, d_n, u_n, v_c, dt, &h.d_t);
-            ef->F = ts_v3_add(ef->F, res.force);
-            ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), ri));
-            if (rolling_on)
-                ef->T = ts_v3_add(ef->T, rolling(s, k, ri * pj->r / (ri + pj->r), res.normal, u_n,
-                                                 ts_v3_sub(w_i, ts_v3(pj->wx, pj->wy, pj->wz)), dt, &h.m_r));
-            supported |= u_n.z < -0.5; /* a DE below holds it */
-            if (next->count < MAX_CONTACTS) {
-                next->partner[next->count] = pj->id;
-                next->d_t[next->count] = h.d_t;
-                if (rolling_on)
-                    next->m_r[next->count] = h.m_r;
-                next->count++;
-            }
-        }
-    s->supported[i] = (uint8_t)supported;
+    if (count + 1 > pp->cap) {
+        size_t cap = ts_grown_capacity(pp->cap, count + 1, 1024);
+        if (ts_resize((void **)&pp->owner, cap, sizeof *pp->owner) || ts_resize((void **)&pp->at, cap, sizeof *pp->at) ||
+            ts_resize((void **)&pp->d_t, 3 * cap, sizeof *pp->d_t) ||
+            (rolling_on && ts_resize((void **)&pp->m_r, 3 * cap, sizeof *pp->m_r)) ||
+            ts_resize((void **)&pp->out, (size_t)pair_stride(s) * cap, sizeof *pp->out) ||
+            ts_resize((void **)&pp->touch, cap, sizeof *pp->touch))
+            return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for %zu element pairs", count);
+        pp->cap = cap;
+    }
+    if (nb + 1 > pp->n_cap) {
+        size_t cap = ts_grown_capacity(pp->n_cap, nb + 1, 1024);
+        if (ts_resize((void **)&pp->bstart, cap, sizeof *pp->bstart))
+            return ts_fail(err, TS_ERR_NOMEM, "sand: out of memory for %zu elements' pairs", nb);
+        pp->n_cap = cap;
+    }
+    return TS_OK;
 }
 
-/* Replace DE i's slots by what the pass built. */
-static void store_contacts(contacts *c, size_t i, const staged_contacts *st)
+void sand_pairs_free(element_pairs *pp)
+{
+    ts_skin_pairs_free(&pp->list);
+    void *all[] = {pp->bstart, pp->owner, pp->at, pp->d_t, pp->m_r, pp->out, pp->touch};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        free(all[k]);
+    memset(pp, 0, sizeof *pp);
+}
+
+/* DE i's slot for the DE of id `partner`, or -1; `hint` is where to look first (the slots come in nearly the
+ * order the pairs do). */
+static int slot_of(const contacts *c, size_t i, uint32_t partner, int *hint)
+{
+    const uint32_t *ids = c->partner + i * MAX_CONTACTS;
+    const int count = c->count[i];
+    for (int tried = 0, k = *hint < count ? *hint : 0; tried < count; tried++, k = k + 1 < count ? k + 1 : 0)
+        if (ids[k] == partner) {
+            *hint = k + 1;
+            return k;
+        }
+    return -1;
+}
+
+/* The pairs' histories into the slots, both sides (b's the negation of a's: the contact law is antisymmetric to
+ * the bit), at most MAX_CONTACTS per DE as the slots always held. */
+void sand_pairs_to_slots(ts_sand *s)
+{
+    element_pairs *pp = &s->pairs;
+    if (!pp->newer)
+        return;
+    const ts_skin_pairs *l = &pp->list;
+    contacts *c = &s->c;
+    #pragma omp parallel for schedule(static) if (l->na >= TS_PARALLEL_MIN)
+    for (size_t i = 0; i < l->na; i++) {
+        int count = 0;
+        for (int side = 0; side < 2; side++) {
+            const uint32_t lo = side ? pp->bstart[i] : l->start[i], hi = side ? pp->bstart[i + 1] : l->start[i + 1];
+            const float sign = side ? -1.0f : 1.0f;
+            for (uint32_t q = lo; q < hi && count < MAX_CONTACTS; q++) {
+                const uint32_t k = side ? pp->at[q] : q;
+                if (!(pp->touch[k] & TOUCH))
+                    continue;
+                const size_t slot = i * MAX_CONTACTS + (size_t)count++;
+                c->partner[slot] = s->id[side ? pp->owner[q] : l->other[q]];
+                for (int d = 0; d < 3; d++) {
+                    c->d_t[3 * slot + d] = sign * pp->d_t[3 * k + d];
+                    if (c->m_r)
+                        c->m_r[3 * slot + d] = sign * pp->m_r[3 * k + d];
+                }
+            }
+        }
+        c->count[i] = (uint8_t)count;
+    }
+    pp->newer = 0;
+}
+
+/* The DE-DE candidates for this step: kept from earlier steps while no pair can have come into contact unseen,
+ * else found again, with their histories from the slots. Grains in flight touch no DE and are left out. */
+ts_status sand_find_pairs(ts_sand *s, ts_error *err)
+{
+    element_pairs *pp = &s->pairs;
+    ts_skin_pairs *l = &pp->list;
+    /* a contact is closer than r_a + r_b <= 2 r_max; the float positions round by a few ulps of the coordinates */
+    double far = 0.0;
+    for (size_t i = 0; i < s->el.n; i++)
+        far = fmax(far, fabs(s->gx[i]) + fabs(s->gy[i]) + fabs(s->gz[i]));
+    const double radius = 2.0 * s->r_max * (1.0 + 1e-4) + 16.0 * FLT_EPSILON * far;
+    if (radius > l->radius || l->skin == 0.0) {
+        l->radius = 1.01 * radius; /* not again at the next step for a DE moved a little farther out */
+        l->skin = PAIR_SKIN * s->r_max;
+        ts_skin_pairs_invalidate(l);
+    }
+    l->skip = s->flags;
+    l->skip_bits = FLAG_AIRBORNE;
+    const size_t n = s->el.n;
+    if (!ts_skin_pairs_due(l, s->gx, s->gy, s->gz, n, s->gx, s->gy, s->gz, n))
+        return TS_OK;
+    sand_pairs_to_slots(s); /* before the list they belong to is replaced */
+    ts_status st = ts_skin_pairs_search(l, s->gx, s->gy, s->gz, n, s->gx, s->gy, s->gz, n, err);
+    if (st == TS_OK)
+        st = reserve_pairs(s, l->count, l->nb, err);
+    if (st != TS_OK)
+        return st;
+    ts_skin_pairs_by_b(l, pp->bstart, pp->owner, pp->at);
+    const contacts *c = &s->c;
+    #pragma omp parallel for schedule(static) if (l->na >= TS_PARALLEL_MIN)
+    for (size_t a = 0; a < l->na; a++) {
+        int hint = 0;
+        for (uint32_t k = l->start[a]; k < l->start[a + 1]; k++) {
+            const int slot = slot_of(c, a, s->id[l->other[k]], &hint);
+            for (int d = 0; d < 3; d++) {
+                pp->d_t[3 * k + d] = slot < 0 ? 0.0f : c->d_t[(a * MAX_CONTACTS + (size_t)slot) * 3 + d];
+                if (pp->m_r)
+                    pp->m_r[3 * k + d] = slot < 0 || !c->m_r ? 0.0f : c->m_r[(a * MAX_CONTACTS + (size_t)slot) * 3 + d];
+            }
+            pp->touch[k] = 0;
+        }
+    }
+    return TS_OK;
+}
+
+/* DE a's pairs (eqs 1, 2, A-1 to A-11), each computed once: the force and torque on a summed into ef, what b
+ * gets kept in the pair's output. */
+static void pair_forces(ts_sand *s, size_t a, double dt, element_force *ef)
+{
+    element_pairs *pp = &s->pairs;
+    const ts_skin_pairs *l = &pp->list;
+    const int rolling_on = s->p.rolling_friction > 0.0, stride = pair_stride(s);
+    const element_state A = s->state[a];
+    const ts_vec3 v_a = ts_v3(A.vx, A.vy, A.vz), w_a = ts_v3(A.wx, A.wy, A.wz);
+    int supported = 0;
+    for (uint32_t k = l->start[a]; k < l->start[a + 1]; k++) {
+        const element_state *B = &s->state[l->other[k]];
+        float *hd = pp->d_t + 3 * (size_t)k;
+        double dx = B->x - A.x, dy = B->y - A.y, dz = B->z - A.z, rr = A.r + B->r;
+        double dist2 = dx * dx + dy * dy + dz * dz;
+        if (dist2 >= rr * rr || dist2 == 0.0) { /* apart: a contact made again starts afresh */
+            pp->touch[k] = 0;
+            hd[0] = hd[1] = hd[2] = 0.0f;
+            if (rolling_on)
+                pp->m_r[3 * k] = pp->m_r[3 * k + 1] = pp->m_r[3 * k + 2] = 0.0f;
+            continue;
+        }
+        double dist = sqrt(dist2), d_n = rr - dist, inv_dist = 1.0 / dist;          /* eq. 1 */
+        ts_vec3 u_n = ts_v3(dx * inv_dist, dy * inv_dist, dz * inv_dist);           /* eq. 2 */
+        ts_vec3 w_b = ts_v3(B->wx, B->wy, B->wz);
+        ts_vec3 v_c = ts_contact_velocity(v_a, w_a, A.r, ts_v3(B->vx, B->vy, B->vz), w_b, B->r, u_n); /* eq. A-1 */
+        double m_eff = ts_effective_mass(A.inv_m, B->inv_m);                        /* eq. A-11 */
+        double k_n = s->K0 * m_eff;
+        ts_vec3 d_t = ts_v3(hd[0], hd[1], hd[2]);
+        ts_contact_result res = ts_contact_force(&s->law, k_n, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
+        hd[0] = (float)d_t.x, hd[1] = (float)d_t.y, hd[2] = (float)d_t.z;
+        ts_vec3 turn = ts_v3_cross(u_n, res.tangential), roll = ts_v3(0, 0, 0);
+        ef->F = ts_v3_add(ef->F, res.force);
+        ef->T = ts_v3_add(ef->T, ts_v3_scale(turn, A.r));
+        if (rolling_on) {
+            float *hm = pp->m_r + 3 * (size_t)k;
+            ts_vec3 m_r = ts_v3(hm[0], hm[1], hm[2]);
+            roll = rolling(s, k_n, A.r * B->r / (A.r + B->r), res.normal, u_n, ts_v3_sub(w_a, w_b), dt, &m_r);
+            hm[0] = (float)m_r.x, hm[1] = (float)m_r.y, hm[2] = (float)m_r.z;
+            ef->T = ts_v3_add(ef->T, roll);
+        }
+        double *o = pp->out + (size_t)stride * k;
+        o[0] = res.force.x, o[1] = res.force.y, o[2] = res.force.z;
+        o[3] = turn.x, o[4] = turn.y, o[5] = turn.z;
+        if (rolling_on)
+            o[6] = roll.x, o[7] = roll.y, o[8] = roll.z;
+        pp->touch[k] = (uint8_t)(TOUCH | (u_n.z < -0.5 ? TOUCH_B_BELOW : 0u) | (u_n.z > 0.5 ? TOUCH_A_BELOW : 0u));
+        supported |= u_n.z < -0.5; /* a DE below holds it */
+    }
+    s->supported[a] = (uint8_t)supported;
+}
+
+/* What DE b gets from the pairs it is the `b` of: the opposite force, its own lever on u_n x F_t, the opposite
+ * rolling torque. */
+static void pair_shares(ts_sand *s, size_t b, element_force *ef)
+{
+    const element_pairs *pp = &s->pairs;
+    const int rolling_on = s->p.rolling_friction > 0.0, stride = pair_stride(s);
+    const double r = s->r[b];
+    int supported = s->supported[b];
+    for (uint32_t q = pp->bstart[b]; q < pp->bstart[b + 1]; q++) {
+        const uint32_t k = pp->at[q];
+        if (!(pp->touch[k] & TOUCH))
+            continue;
+        const double *o = pp->out + (size_t)stride * k;
+        ef->F = ts_v3_sub(ef->F, ts_v3(o[0], o[1], o[2]));
+        ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3(o[3], o[4], o[5]), r));
+        if (rolling_on)
+            ef->T = ts_v3_sub(ef->T, ts_v3(o[6], o[7], o[8]));
+        supported |= (pp->touch[k] & TOUCH_A_BELOW) != 0;
+    }
+    s->supported[b] = (uint8_t)supported;
+}
+
+/* Replace DE i's source slots by what the pass built (its DE-DE slots are the pairs' until sand_pairs_to_slots). */
+static void store_sources(contacts *c, size_t i, const staged_contacts *st)
 {
     const int rolling_on = c->m_r != NULL;
-    c->count[i] = (uint8_t)st->count;
-    memcpy(c->partner + i * MAX_CONTACTS, st->partner, (size_t)st->count * sizeof *st->partner);
-    for (int k = 0; k < st->count; k++)
-        put_history(c, i, k, (contact_history){st->d_t[k], rolling_on ? st->m_r[k] : ts_v3(0, 0, 0)});
     for (int k = 0; k < SOURCE_SLOTS; k++) {
         double *d = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
         double *m = rolling_on ? c->source_m_r + (i * SOURCE_SLOTS + (size_t)k) * 3 : NULL;
@@ -208,17 +345,33 @@ static void store_contacts(contacts *c, size_t i, const staged_contacts *st)
     }
 }
 
+/* Two passes: each DE's pairs as a (gravity first), then each DE's shares as b and its sources. A DE's sum
+ * runs in the same order whatever the threads: its pairs in ascending b, its shares in ascending a. */
 void sand_compute_forces(ts_sand *s, double dt)
 {
     const ts_vec3 g = ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]);
     ts_span_source bed = {NULL, s->bed, &s->cols};
+    const size_t n = s->el.n;
+    #pragma omp parallel for schedule(static) if (n >= TS_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        s->state[i] = (element_state){s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->wx[i], s->wy[i],
+                                      s->wz[i], s->r[i], s->inv_m[i]};
     #pragma omp parallel for schedule(dynamic, 256)
-    for (size_t i = 0; i < s->el.n; i++) {
+    for (size_t i = 0; i < n; i++) {
         element_force ef = {ts_v3_scale(g, s->m[i]), ts_v3(0, 0, 0)};
-        staged_contacts next;
-        next.count = next.sources = 0;
         if (!(s->flags[i] & FLAG_AIRBORNE))
-            element_forces(s, i, dt, &next, &ef);
+            pair_forces(s, i, dt, &ef);
+        s->fx[i] = ef.F.x, s->fy[i] = ef.F.y, s->fz[i] = ef.F.z;
+        s->tx[i] = ef.T.x, s->ty[i] = ef.T.y, s->tz[i] = ef.T.z;
+    }
+    s->pairs.newer = 1;
+    #pragma omp parallel for schedule(dynamic, 256)
+    for (size_t i = 0; i < n; i++) {
+        element_force ef = {ts_v3(s->fx[i], s->fy[i], s->fz[i]), ts_v3(s->tx[i], s->ty[i], s->tz[i])};
+        staged_contacts next;
+        next.sources = 0;
+        if (!(s->flags[i] & FLAG_AIRBORNE))
+            pair_shares(s, i, &ef);
         for (size_t k = 0; k < s->n_objects; k++) {
             ts_span_source src = {&s->objects[k].map, NULL, &s->cols};
             source_force(s, i, (int)k, &src, dt, &next, &ef);
@@ -227,7 +380,7 @@ void sand_compute_forces(ts_sand *s, double dt)
             source_force(s, i, (int)s->n_objects, &bed, dt, &next, &ef);
         else
             memset(s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6, 0, 6 * sizeof(double));
-        store_contacts(&s->c, i, &next);
+        store_sources(&s->c, i, &next);
         s->fx[i] = ef.F.x, s->fy[i] = ef.F.y, s->fz[i] = ef.F.z;
         s->tx[i] = ef.T.x, s->ty[i] = ef.T.y, s->tz[i] = ef.T.z;
     }
@@ -338,20 +491,7 @@ ts_status sand_build_grid(ts_sand *s, ts_error *err)
     /* cells of a contact distance, r_max + r_max: contacts are in the 27 cells
      * around, landing grains (reaching 2.5 r_max) within two cells */
     s->r_max = r_max;
-    ts_status st = ts_grid_build(&s->grid, s->gx, s->gy, s->gz, s->el.n, (float)(2.0 * r_max), NULL, err);
-    if (st != TS_OK)
-        return st;
-    ts_grid_permute_f32(&s->grid, s->gx, s->cx);
-    ts_grid_permute_f32(&s->grid, s->gy, s->cy);
-    ts_grid_permute_f32(&s->grid, s->gz, s->cz);
-    #pragma omp parallel for schedule(static) if (s->el.n >= TS_PARALLEL_MIN)
-    for (size_t k = 0; k < s->el.n; k++) {
-        uint32_t j = s->grid.sorted[k];
-        s->cell_state[k] = (partner_state){s->x[j], s->y[j], s->z[j], s->vx[j], s->vy[j], s->vz[j], s->wx[j],
-                                           s->wy[j], s->wz[j], s->r[j], s->inv_m[j], s->id[j],
-                                           (s->flags[j] & FLAG_AIRBORNE) != 0};
-    }
-    return TS_OK;
+    return ts_grid_build(&s->grid, s->gx, s->gy, s->gz, s->el.n, (float)(2.0 * r_max), NULL, err);
 }
 
 /* Put the DEs, with their contact histories, in the order of the grid's
@@ -361,6 +501,8 @@ ts_status sand_build_grid(ts_sand *s, ts_error *err)
  * checkpoint holds, so a resumed bake stays exact); the grid is rebuilt. */
 ts_status sand_sort_into_cells(ts_sand *s, ts_error *err)
 {
+    sand_pairs_to_slots(s);
+    ts_skin_pairs_invalidate(&s->pairs.list);
     ts_status st = ts_particles_permute(&s->el, s->grid.sorted, err);
     return st == TS_OK ? sand_build_grid(s, err) : st;
 }

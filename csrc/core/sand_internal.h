@@ -19,6 +19,7 @@
 #include "particles.h"
 #include "rigid_object.h"
 #include "sand.h"
+#include "skin_pairs.h"
 #include "vecmath.h"
 
 #define MAX_CONTACTS 16      /* DE-DE contact histories kept per DE (FCC has 12 touching neighbours) */
@@ -27,6 +28,7 @@
 #define GROW_RADIUS 2        /* columns added around a DE that pushes the region's edge */
 #define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
 #define CARRIED_SQUEEZE 0.25 /* automatic DEM depth: bottom contacts squeezed by at most this x radius */
+#define PAIR_SKIN 0.5        /* DE pairs kept while no DE moved more than a quarter of this x r_max */
 #define FLAG_AIRBORNE 1u
 #define FLAG_SPLIT 2u       /* chosen to spatter in this step's scan */
 
@@ -43,13 +45,35 @@ typedef struct object {
     ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
 } object;
 
-/* What the force pass reads of a partner DE, packed and in the grid's cell
- * order: a run of candidates is a run of these, a cache line and a half
- * each, instead of a line from each of a dozen arrays. */
-typedef struct partner_state {
+/* What the pair pass reads of a DE, packed (the DEs are in the grid's cell
+ * order, so partners lie near): a cache line and a half per partner instead
+ * of a line from each of a dozen arrays. */
+typedef struct element_state {
     double x, y, z, vx, vy, vz, wx, wy, wz, r, inv_m;
-    uint32_t id, airborne;
-} partner_state;
+} element_state;
+
+/* The DE-DE contacts as pairs, each computed once (LIGGGHTS' half neighbour
+ * list): the candidates b < a within a contact distance plus a skin, kept
+ * over many steps (skin_pairs.h), with each pair's history beside it. The
+ * pass writes each touching pair's force and torque parts; each DE then
+ * gathers its own, as `a` in ascending b and as `b` in ascending a (by_b),
+ * so the sums do not depend on the threads or on when the list was found.
+ * The histories are the slots' (`contacts`, which the checkpoint and the
+ * renumbering of DEs carry): loaded when a list is found, put back before
+ * the DEs are renumbered or saved (sand_pairs_to_slots). */
+typedef struct element_pairs {
+    ts_skin_pairs list;
+    uint32_t *bstart, *owner, *at; /* by b: b's pairs at[bstart[b] .. bstart[b + 1]), their a in owner */
+    float *d_t, *m_r;            /* per candidate: a's side of the history, zero while apart; m_r with rolling */
+    double *out;                 /* per candidate: force on a (3), u_n x F_t (3), rolling torque on a (3) */
+    uint8_t *touch;              /* per candidate: TOUCH_* */
+    size_t cap, n_cap;
+    int newer;                   /* the histories here are newer than the slots' */
+} element_pairs;
+
+#define TOUCH 1u                 /* the pair is in contact this step */
+#define TOUCH_A_BELOW 2u         /* and a is under b (b rests on it) */
+#define TOUCH_B_BELOW 4u         /* and b is under a */
 
 /* One DE's contact histories with other DEs and with sources (objects, the bed). */
 typedef struct contacts {
@@ -66,26 +90,6 @@ typedef struct contact_history {
     ts_vec3 d_t;                 /* tangential displacement (eq. A-4) */
     ts_vec3 m_r;                 /* rolling torque (ts_rolling_torque) */
 } contact_history;
-
-/* DE i's history with another DE in slot k (kept in float, used in double). */
-static inline contact_history history_at(const contacts *c, size_t i, int k)
-{
-    const size_t at = (i * MAX_CONTACTS + (size_t)k) * 3;
-    const float *d = c->d_t + at;
-    contact_history h = {ts_v3(d[0], d[1], d[2]), ts_v3(0, 0, 0)};
-    if (c->m_r)
-        h.m_r = ts_v3(c->m_r[at], c->m_r[at + 1], c->m_r[at + 2]);
-    return h;
-}
-
-static inline void put_history(contacts *c, size_t i, int k, contact_history h)
-{
-    const size_t at = (i * MAX_CONTACTS + (size_t)k) * 3;
-    float *d = c->d_t + at;
-    d[0] = (float)h.d_t.x, d[1] = (float)h.d_t.y, d[2] = (float)h.d_t.z;
-    if (c->m_r)
-        c->m_r[at] = (float)h.m_r.x, c->m_r[at + 1] = (float)h.m_r.y, c->m_r[at + 2] = (float)h.m_r.z;
-}
 
 struct ts_sand {
     ts_sand_params p;
@@ -108,9 +112,10 @@ struct ts_sand {
     contacts c;                  /* each DE's own slots: the force pass rebuilds them in place */
     double *reaction;            /* per DE and source: force xyz, point xyz (serial sum after the pass);
                                     simulated objects and the bed only */
-    float *gx, *gy, *gz;         /* float positions for the grid */
-    float *cx, *cy, *cz;         /* the same in the grid's cell order: contiguous candidates */
-    partner_state *cell_state;   /* the DEs' state in the grid's cell order, built with the grid */
+    float *gx, *gy, *gz;         /* float positions for the grids */
+    element_state *state;        /* packed for the pair pass, each step */
+    double *own;                 /* per DE: the force and torque summed over its pairs as a (6) */
+    element_pairs pairs;
     uint8_t *keep;               /* still holds sand (the compaction after merges) */
     int sort_pending;            /* put the DEs in cell order at the next step (the first of a frame) */
     ts_grid grid;                /* cells of 2 r_max, built before each force pass */
@@ -153,6 +158,9 @@ ts_status sand_place_under_objects(ts_sand *s, ts_error *err);
 ts_status sand_grow_region(ts_sand *s, ts_error *err);
 
 /* sand_contacts.c */
+ts_status sand_find_pairs(ts_sand *s, ts_error *err);
+void sand_pairs_to_slots(ts_sand *s);
+void sand_pairs_free(element_pairs *pp);
 void sand_compute_forces(ts_sand *s, double dt);
 void sand_integrate_elements(ts_sand *s, double dt);
 void sand_integrate_objects(ts_sand *s, double dt);

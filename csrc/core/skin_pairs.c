@@ -32,7 +32,10 @@ void ts_skin_pairs_free(ts_skin_pairs *p)
 
 void ts_skin_pairs_invalidate(ts_skin_pairs *p) { p->stale = 1; }
 
+static int left_out(const ts_skin_pairs *p, size_t i) { return p->skip && (p->skip[i] & p->skip_bits); }
+
 typedef struct moved {
+    const ts_skin_pairs *p;
     const float *now, *ref;
 } moved;
 
@@ -41,17 +44,30 @@ static double sum_moved(const void *user, size_t lo, size_t hi)
     const moved *m = user;
     double s = 0.0;
     for (size_t i = lo; i < hi; i++)
-        s += (double)m->now[i] - (double)m->ref[i];
+        if (!left_out(m->p, i))
+            s += (double)m->now[i] - (double)m->ref[i];
     return s;
 }
 
-/* The largest |x - ref - c| over n points. */
-static double farthest(const float *x, const float *y, const float *z, const float *ref, size_t n, const double c[3])
+static double count_in(const void *user, size_t lo, size_t hi)
+{
+    const ts_skin_pairs *p = user;
+    double n = 0.0;
+    for (size_t i = lo; i < hi; i++)
+        n += !left_out(p, i);
+    return n;
+}
+
+/* The largest |x - ref - c| over n points (those in the pairs). */
+static double farthest(const ts_skin_pairs *p, const float *x, const float *y, const float *z, const float *ref,
+                       size_t n, const double c[3])
 {
     const float *rx = ref, *ry = ref + n, *rz = ref + 2 * n;
     double most = 0.0;
     #pragma omp parallel for schedule(static) reduction(max : most) if (n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
+        if (left_out(p, i))
+            continue;
         double dx = (double)x[i] - rx[i] - c[0], dy = (double)y[i] - ry[i] - c[1], dz = (double)z[i] - rz[i] - c[2];
         double d2 = dx * dx + dy * dy + dz * dz;
         most = d2 > most ? d2 : most;
@@ -59,21 +75,22 @@ static double farthest(const float *x, const float *y, const float *z, const flo
     return sqrt(most);
 }
 
-static int still_hold(const ts_skin_pairs *p, const float *ax, const float *ay, const float *az, size_t na,
+int ts_skin_pairs_due(const ts_skin_pairs *p, const float *ax, const float *ay, const float *az, size_t na,
                       const float *bx, const float *by, const float *bz, size_t nb)
 {
     if (p->stale || na != p->na || nb != p->nb)
-        return 0;
-    if (na == 0 || nb == 0)
         return 1;
+    if (na == 0 || nb == 0)
+        return 0;
     const float *now[3] = {ax, ay, az};
-    double c[3];
-    for (int k = 0; k < 3; k++) {
-        moved m = {now[k], p->ref + k * na};
-        c[k] = ts_sum_blocks(na, sum_moved, &m) / (double)na;
+    const double in = p->skip ? ts_sum_blocks(na, count_in, p) : (double)na;
+    double c[3] = {0.0, 0.0, 0.0};
+    for (int k = 0; k < 3 && in > 0.0; k++) {
+        moved m = {p, now[k], p->ref + k * na};
+        c[k] = ts_sum_blocks(na, sum_moved, &m) / in;
     }
-    double da = farthest(ax, ay, az, p->ref, na, c), db = farthest(bx, by, bz, p->ref + 3 * na, nb, c);
-    return da + db <= SKIN_USED * p->skin;
+    double da = farthest(p, ax, ay, az, p->ref, na, c), db = farthest(p, bx, by, bz, p->ref + 3 * na, nb, c);
+    return da + db > SKIN_USED * p->skin;
 }
 
 /* The candidates of a within reach, written from `at` (or only counted), in the grid's order. */
@@ -81,13 +98,15 @@ static uint32_t candidates_of(const ts_skin_pairs *p, float x, float y, float z,
                               const float *bx, const float *by, const float *bz, uint32_t *at)
 {
     const float reach = (float)(p->radius + p->skin), reach2 = reach * reach;
+    if (self && left_out(p, a))
+        return 0;
     ts_neighbor_ranges r;
     ts_grid_ranges_within(&p->grid, x, y, z, reach, &r);
     uint32_t count = 0;
     for (int q = 0; q < r.n; q++)
         for (uint32_t c = r.begin[q]; c < r.end[q]; c++) {
             uint32_t b = p->grid.sorted[c];
-            if (self && b >= a)
+            if (self && (b >= a || left_out(p, b)))
                 continue;
             float dx = bx[b] - x, dy = by[b] - y, dz = bz[b] - z;
             if (dx * dx + dy * dy + dz * dz >= reach2)
@@ -109,7 +128,7 @@ static void sort_ascending(uint32_t *v, uint32_t n)
     }
 }
 
-static ts_status search(ts_skin_pairs *p, const float *ax, const float *ay, const float *az, size_t na,
+ts_status ts_skin_pairs_search(ts_skin_pairs *p, const float *ax, const float *ay, const float *az, size_t na,
                         const float *bx, const float *by, const float *bz, size_t nb, ts_error *err)
 {
     const int self = ax == bx && ay == by && az == bz;
@@ -153,11 +172,11 @@ ts_status ts_skin_pairs_update(ts_skin_pairs *p, const float *ax, const float *a
                                const float *bx, const float *by, const float *bz, size_t nb, int *searched,
                                ts_error *err)
 {
-    *searched = !still_hold(p, ax, ay, az, na, bx, by, bz, nb);
-    return *searched ? search(p, ax, ay, az, na, bx, by, bz, nb, err) : TS_OK;
+    *searched = ts_skin_pairs_due(p, ax, ay, az, na, bx, by, bz, nb);
+    return *searched ? ts_skin_pairs_search(p, ax, ay, az, na, bx, by, bz, nb, err) : TS_OK;
 }
 
-void ts_skin_pairs_by_b(const ts_skin_pairs *p, uint32_t *bstart, uint32_t *owner)
+void ts_skin_pairs_by_b(const ts_skin_pairs *p, uint32_t *bstart, uint32_t *owner, uint32_t *pair)
 {
     memset(bstart, 0, (p->nb + 1) * sizeof *bstart);
     for (size_t k = 0; k < p->count; k++)
@@ -167,8 +186,12 @@ void ts_skin_pairs_by_b(const ts_skin_pairs *p, uint32_t *bstart, uint32_t *owne
     /* a counting sort, stable: each b's entries in ascending a; bstart[b] runs ahead as b's cursor, and is
      * put back (to b - 1's end) afterwards */
     for (size_t a = 0; a < p->na; a++)
-        for (uint32_t k = p->start[a]; k < p->start[a + 1]; k++)
-            owner[bstart[p->other[k]]++] = (uint32_t)a;
+        for (uint32_t k = p->start[a]; k < p->start[a + 1]; k++) {
+            uint32_t at = bstart[p->other[k]]++;
+            owner[at] = (uint32_t)a;
+            if (pair)
+                pair[at] = k;
+        }
     for (size_t b = p->nb; b > 0; b--)
         bstart[b] = bstart[b - 1];
     bstart[0] = 0;

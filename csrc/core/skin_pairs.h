@@ -16,6 +16,9 @@
  * as from a fresh search every step, so a resumed bake (which searches at its
  * first step) matches an uninterrupted one. A list of one set with itself
  * (the same arrays as a and b) keeps each pair once, under the later particle.
+ * A list of one set with itself may leave particles out (`skip`): they are in
+ * no pair and their motion does not count (grains in flight, which touch
+ * nothing); the caller invalidates the list when it marks or unmarks one.
  */
 #ifndef TSUBU_SKIN_PAIRS_H
 #define TSUBU_SKIN_PAIRS_H
@@ -35,6 +38,8 @@ typedef struct ts_skin_pairs {
     float *ref;                 /* positions at the search: x, y, z of the a's, then of the b's */
     size_t ref_cap;
     int stale;                  /* the sets changed in ways sizes do not show (renumbered) */
+    const uint8_t *skip;        /* self lists: particle i is left out when skip[i] & skip_bits (NULL: none) */
+    uint8_t skip_bits;
     long searches;
     ts_grid grid;
 } ts_skin_pairs;
@@ -51,8 +56,15 @@ ts_status ts_skin_pairs_update(ts_skin_pairs *p, const float *ax, const float *a
                                const float *bx, const float *by, const float *bz, size_t nb, int *searched,
                                ts_error *err);
 
-/* The same candidates by b: b's a's are owner[bstart[b] .. bstart[b + 1]), ascending. bstart holds nb + 1,
- * owner p->count. */
-void ts_skin_pairs_by_b(const ts_skin_pairs *p, uint32_t *bstart, uint32_t *owner);
+/* The two halves of an update, for a caller with work to do before the candidates are replaced: is a search
+ * due (1), and the search itself. */
+int ts_skin_pairs_due(const ts_skin_pairs *p, const float *ax, const float *ay, const float *az, size_t na,
+                      const float *bx, const float *by, const float *bz, size_t nb);
+ts_status ts_skin_pairs_search(ts_skin_pairs *p, const float *ax, const float *ay, const float *az, size_t na,
+                               const float *bx, const float *by, const float *bz, size_t nb, ts_error *err);
+
+/* The same candidates by b: b's a's are owner[bstart[b] .. bstart[b + 1]), ascending, and pair[...] their
+ * indices into p->other (pair may be NULL). bstart holds nb + 1, owner and pair p->count. */
+void ts_skin_pairs_by_b(const ts_skin_pairs *p, uint32_t *bstart, uint32_t *owner, uint32_t *pair);
 
 #endif

@@ -69,7 +69,7 @@ static void test_candidates_hold_every_pair_through_motion(void)
     CHECK(searches > 1 && searches < 30); /* searched again as the jitter used up the skin, not every step */
     /* the same list by b: each b's a's ascending, every candidate once */
     uint32_t *bstart = malloc((NB + 1) * sizeof *bstart), *owner = malloc((p.count + 1) * sizeof *owner);
-    ts_skin_pairs_by_b(&p, bstart, owner);
+    ts_skin_pairs_by_b(&p, bstart, owner, NULL);
     CHECK(bstart[0] == 0 && bstart[NB] == p.count);
     size_t mismatched = 0;
     for (size_t j = 0; j < NB; j++)
