@@ -139,6 +139,8 @@ static ts_status reserve_pairs(ts_sand *s, size_t count, size_t nb, ts_error *er
     if (count + 1 > pp->cap) {
         size_t cap = ts_grown_capacity(pp->cap, count + 1, 1024);
         if (ts_resize((void **)&pp->owner, cap, sizeof *pp->owner) || ts_resize((void **)&pp->at, cap, sizeof *pp->at) ||
+            ts_resize((void **)&pp->b_order, cap, sizeof *pp->b_order) ||
+            ts_resize((void **)&pp->touch_b, cap, sizeof *pp->touch_b) ||
             ts_resize((void **)&pp->d_t, 3 * cap, sizeof *pp->d_t) ||
             (rolling_on && ts_resize((void **)&pp->m_r, 3 * cap, sizeof *pp->m_r)) ||
             ts_resize((void **)&pp->out, (size_t)pair_stride(s) * cap, sizeof *pp->out) ||
@@ -158,7 +160,7 @@ static ts_status reserve_pairs(ts_sand *s, size_t count, size_t nb, ts_error *er
 void sand_pairs_free(element_pairs *pp)
 {
     ts_skin_pairs_free(&pp->list);
-    void *all[] = {pp->bstart, pp->owner, pp->at, pp->d_t, pp->m_r, pp->out, pp->touch};
+    void *all[] = {pp->bstart, pp->owner, pp->at, pp->b_order, pp->d_t, pp->m_r, pp->out, pp->touch, pp->touch_b};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         free(all[k]);
     memset(pp, 0, sizeof *pp);
@@ -239,6 +241,9 @@ ts_status sand_find_pairs(ts_sand *s, ts_error *err)
     if (st != TS_OK)
         return st;
     ts_skin_pairs_by_b(l, pp->bstart, pp->owner, pp->at);
+    #pragma omp parallel for schedule(static) if (l->count >= TS_PARALLEL_MIN)
+    for (size_t q = 0; q < l->count; q++)
+        pp->b_order[pp->at[q]] = (uint32_t)q;
     const contacts *c = &s->c;
     #pragma omp parallel for schedule(static) if (l->na >= TS_PARALLEL_MIN)
     for (size_t a = 0; a < l->na; a++) {
@@ -272,7 +277,7 @@ static void pair_forces(ts_sand *s, size_t a, double dt, element_force *ef)
         double dx = B->x - A.x, dy = B->y - A.y, dz = B->z - A.z, rr = A.r + B->r;
         double dist2 = dx * dx + dy * dy + dz * dz;
         if (dist2 >= rr * rr || dist2 == 0.0) { /* apart: a contact made again starts afresh */
-            pp->touch[k] = 0;
+            pp->touch[k] = pp->touch_b[pp->b_order[k]] = 0;
             hd[0] = hd[1] = hd[2] = 0.0f;
             if (rolling_on)
                 pp->m_r[3 * k] = pp->m_r[3 * k + 1] = pp->m_r[3 * k + 2] = 0.0f;
@@ -297,12 +302,14 @@ static void pair_forces(ts_sand *s, size_t a, double dt, element_force *ef)
             hm[0] = (float)m_r.x, hm[1] = (float)m_r.y, hm[2] = (float)m_r.z;
             ef->T = ts_v3_add(ef->T, roll);
         }
-        double *o = pp->out + (size_t)stride * k;
+        const uint32_t q = pp->b_order[k];
+        double *o = pp->out + (size_t)stride * q;
         o[0] = res.force.x, o[1] = res.force.y, o[2] = res.force.z;
         o[3] = turn.x, o[4] = turn.y, o[5] = turn.z;
         if (rolling_on)
             o[6] = roll.x, o[7] = roll.y, o[8] = roll.z;
-        pp->touch[k] = (uint8_t)(TOUCH | (u_n.z < -0.5 ? TOUCH_B_BELOW : 0u) | (u_n.z > 0.5 ? TOUCH_A_BELOW : 0u));
+        pp->touch[k] = pp->touch_b[q] =
+            (uint8_t)(TOUCH | (u_n.z < -0.5 ? TOUCH_B_BELOW : 0u) | (u_n.z > 0.5 ? TOUCH_A_BELOW : 0u));
         supported |= u_n.z < -0.5; /* a DE below holds it */
     }
     s->supported[a] = (uint8_t)supported;
@@ -317,15 +324,14 @@ static void pair_shares(ts_sand *s, size_t b, element_force *ef)
     const double r = s->r[b];
     int supported = s->supported[b];
     for (uint32_t q = pp->bstart[b]; q < pp->bstart[b + 1]; q++) {
-        const uint32_t k = pp->at[q];
-        if (!(pp->touch[k] & TOUCH))
+        if (!(pp->touch_b[q] & TOUCH))
             continue;
-        const double *o = pp->out + (size_t)stride * k;
+        const double *o = pp->out + (size_t)stride * q;
         ef->F = ts_v3_sub(ef->F, ts_v3(o[0], o[1], o[2]));
         ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3(o[3], o[4], o[5]), r));
         if (rolling_on)
             ef->T = ts_v3_sub(ef->T, ts_v3(o[6], o[7], o[8]));
-        supported |= (pp->touch[k] & TOUCH_A_BELOW) != 0;
+        supported |= (pp->touch_b[q] & TOUCH_A_BELOW) != 0;
     }
     s->supported[b] = (uint8_t)supported;
 }

@@ -64,9 +64,13 @@ typedef struct element_state {
 typedef struct element_pairs {
     ts_skin_pairs list;
     uint32_t *bstart, *owner, *at; /* by b: b's pairs at[bstart[b] .. bstart[b + 1]), their a in owner */
+    uint32_t *b_order;           /* per candidate: where it is in that order */
     float *d_t, *m_r;            /* per candidate: a's side of the history, zero while apart; m_r with rolling */
-    double *out;                 /* per candidate: force on a (3), u_n x F_t (3), rolling torque on a (3) */
     uint8_t *touch;              /* per candidate: TOUCH_* */
+    /* what b gets, in b's order (each DE reads its own run in sequence; the pass writes them scattered, which
+     * costs less than scattered reads): force on a (3), u_n x F_t (3), rolling torque on a (3); TOUCH_* */
+    double *out;
+    uint8_t *touch_b;
     size_t cap, n_cap;
     int newer;                   /* the histories here are newer than the slots' */
 } element_pairs;

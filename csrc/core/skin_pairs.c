@@ -156,12 +156,16 @@ ts_status ts_skin_pairs_search(ts_skin_pairs *p, const float *ax, const float *a
         uint32_t n = candidates_of(p, ax[a], ay[a], az[a], a, self, bx, by, bz, p->other + p->start[a]);
         sort_ascending(p->other + p->start[a], n);
     }
-    memcpy(p->ref, ax, na * sizeof *ax);
-    memcpy(p->ref + na, ay, na * sizeof *ay);
-    memcpy(p->ref + 2 * na, az, na * sizeof *az);
-    memcpy(p->ref + 3 * na, bx, nb * sizeof *bx);
-    memcpy(p->ref + 3 * na + nb, by, nb * sizeof *by);
-    memcpy(p->ref + 3 * na + 2 * nb, bz, nb * sizeof *bz);
+    if (na) {
+        memcpy(p->ref, ax, na * sizeof *ax);
+        memcpy(p->ref + na, ay, na * sizeof *ay);
+        memcpy(p->ref + 2 * na, az, na * sizeof *az);
+    }
+    if (nb) {
+        memcpy(p->ref + 3 * na, bx, nb * sizeof *bx);
+        memcpy(p->ref + 3 * na + nb, by, nb * sizeof *by);
+        memcpy(p->ref + 3 * na + 2 * nb, bz, nb * sizeof *bz);
+    }
     p->na = na, p->nb = nb;
     p->stale = 0;
     p->searches++;
