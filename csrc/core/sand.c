@@ -334,7 +334,7 @@ static ts_status sand_begin_frame(void *state, const ts_step_context *now, ts_er
 {
     ts_sand *s = state;
     s->now = *now;
-    s->sort_pending = 1;
+    s->sort_pending = (now->frame - s->p.frame_start) % SORT_EVERY_FRAMES == 0;
     for (size_t k = 0; k < s->n_objects; k++)
         ts_rigid_object_begin_frame(&s->objects[k].body, now->frame - s->p.frame_start);
     return sand_update_span_maps(s, 0.0, err);

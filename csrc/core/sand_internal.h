@@ -29,6 +29,7 @@
 #define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
 #define CARRIED_SQUEEZE 0.25 /* automatic DEM depth: bottom contacts squeezed by at most this x radius */
 #define PAIR_SKIN 0.5        /* DE pairs kept while no DE moved more than a quarter of this x r_max */
+#define SORT_EVERY_FRAMES 4  /* the DEs put in cell order at every 4th frame's first step (and the pairs found again) */
 #define FLAG_AIRBORNE 1u
 #define FLAG_SPLIT 2u       /* chosen to spatter in this step's scan */
 
