@@ -3,7 +3,9 @@
  * equally and oppositely; span maps of a box and of a box with a hole are
  * the right spans; a small drop bakes through the frame loop conserving
  * sand volume exactly, an automatic DEM layer of soft contacts comes to
- * rest, and bad input is refused with the object named. */
+ * rest, and bad input is refused with the object named. The DE pairs,
+ * each computed once from a kept list, give every DE the force and torque
+ * of its contacts computed one by one. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 #include "core/contact.h"
 #include "core/hsmap.h"
 #include "core/sand.h"
+#include "core/rng.h"
+#include "core/sand_internal.h"
 #include "fixtures.h"
 
 /* Two equal spheres meeting head-on: the rebound speed over the approach speed is e_n. */
@@ -241,6 +245,96 @@ static void automatic_depth_layer_comes_to_rest(void)
     CHECK_NEAR(st.dem_depth, 5.0, 1e-6);
 }
 
+/* The pair pass (each contact computed once, from candidates kept over steps, the partner's share gathered
+ * later) against each DE's contacts computed one by one from its own side, with their histories, over steps
+ * where the DEs move, contacts open and close, and the list is kept, found again, or the slots reloaded. */
+#define PAIR_TEST_N 90
+static void pairs_give_each_element_its_contacts(void)
+{
+    float bed_v[12] = {0, 0, 0, 24, 0, 0, 24, 24, 0, 0, 24, 0};
+    int32_t bed_t[6] = {0, 1, 2, 0, 2, 3};
+    ts_sand_object bed = {TS_SAND_GROUND, {.name = "Bed", .vertices = bed_v, .vertex_count = 4, .triangles = bed_t,
+                                           .triangle_count = 2}};
+    ts_sand_params p = drop_params();
+    p.rolling_friction = 0.3;
+    ts_sand *s = NULL;
+    ts_error err;
+    CHECK(ts_sand_create(&s, &p, &bed, 1, &err) == TS_OK && sand_grow_elements(s, PAIR_TEST_N, &err) == TS_OK);
+    if (!s)
+        return;
+    uint64_t seed = 5;
+    for (int i = 0; i < PAIR_TEST_N; i++) { /* a jittered clump in the air, radii 0.4-0.6, moving and spinning */
+        double u[9];
+        for (int k = 0; k < 9; k++)
+            u[k] = ts_rng_hash_uniform(seed, (uint64_t)i, (uint64_t)k) - 0.5;
+        size_t e = sand_add_element(s, ts_v3(10 + (i % 5) * 0.9 + 0.1 * u[0], 10 + (i / 5 % 6) * 0.9 + 0.1 * u[1],
+                                             8 + (i / 30) * 0.9 + 0.1 * u[2]),
+                                    ts_v3(u[3], u[4], u[5]), 0.5 + 0.2 * u[6], 0.06 + 0.02 * u[7], 0);
+        s->wx[e] = 3 * u[8], s->wy[e] = -2 * u[8], s->wz[e] = u[7];
+    }
+    const double dt = 0.002, g = -9.81;
+    /* by the DEs' ids (the sort renumbers them): id a's side of its contact with id b */
+    static float ref_d_t[PAIR_TEST_N][PAIR_TEST_N][3], ref_m_r[PAIR_TEST_N][PAIR_TEST_N][3];
+    memset(ref_d_t, 0, sizeof ref_d_t), memset(ref_m_r, 0, sizeof ref_m_r);
+    int worst_ok = 1, touching = 0, reloaded = 0;
+    for (int step = 0; step < 40; step++) {
+        CHECK(sand_build_grid(s, &err) == TS_OK);
+        if (step % 7 == 3) { /* as a checkpoint would: histories to the slots and back */
+            sand_pairs_to_slots(s);
+            ts_skin_pairs_invalidate(&s->pairs.list);
+            reloaded++;
+        } else if (step % 7 == 5) { /* the DEs renumbered into cell order: pairs turn round (a's side was b's) */
+            CHECK(sand_sort_into_cells(s, &err) == TS_OK);
+            reloaded++;
+        }
+        CHECK(sand_find_pairs(s, &err) == TS_OK);
+        sand_compute_forces(s, dt);
+        for (int i = 0; i < PAIR_TEST_N; i++) {
+            ts_vec3 F = ts_v3(0, 0, g * s->m[i]), T = ts_v3(0, 0, 0);
+            for (int j = 0; j < PAIR_TEST_N; j++) {
+                float *hd = ref_d_t[s->id[i]][s->id[j]], *hm = ref_m_r[s->id[i]][s->id[j]];
+                double dx = s->x[j] - s->x[i], dy = s->y[j] - s->y[i], dz = s->z[j] - s->z[i], rr = s->r[i] + s->r[j];
+                double dist = sqrt(dx * dx + dy * dy + dz * dz);
+                if (j == i || dist >= rr) {
+                    memset(hd, 0, 3 * sizeof *hd), memset(hm, 0, 3 * sizeof *hm);
+                    continue;
+                }
+                touching += i < j;
+                ts_vec3 u_n = ts_v3(dx / dist, dy / dist, dz / dist), w_i = ts_v3(s->wx[i], s->wy[i], s->wz[i]);
+                ts_vec3 w_j = ts_v3(s->wx[j], s->wy[j], s->wz[j]);
+                ts_vec3 v_c = ts_contact_velocity(ts_v3(s->vx[i], s->vy[i], s->vz[i]), w_i, s->r[i],
+                                                  ts_v3(s->vx[j], s->vy[j], s->vz[j]), w_j, s->r[j], u_n);
+                double m_eff = 1.0 / (1.0 / s->m[i] + 1.0 / s->m[j]), k = s->K0 * m_eff;
+                ts_vec3 d_t = ts_v3(hd[0], hd[1], hd[2]), m_r = ts_v3(hm[0], hm[1], hm[2]);
+                ts_contact_result res = ts_contact_force(&s->law, k, s->C0 * m_eff, rr - dist, u_n, v_c, dt, &d_t);
+                double r_eff = s->r[i] * s->r[j] / rr;
+                ts_vec3 roll = ts_rolling_torque(k * r_eff * r_eff, p.rolling_friction * r_eff * fabs(res.normal), u_n,
+                                                 ts_v3_sub(w_i, w_j), dt, &m_r);
+                hd[0] = (float)d_t.x, hd[1] = (float)d_t.y, hd[2] = (float)d_t.z;
+                hm[0] = (float)m_r.x, hm[1] = (float)m_r.y, hm[2] = (float)m_r.z;
+                F = ts_v3_add(F, res.force);
+                T = ts_v3_add(T, ts_v3_add(ts_v3_scale(ts_v3_cross(u_n, res.tangential), s->r[i]), roll));
+            }
+            const double scale = 1e-9 * (1.0 + ts_v3_length(F)), tscale = 1e-9 * (1.0 + ts_v3_length(T));
+            worst_ok &= fabs(s->fx[i] - F.x) < scale && fabs(s->fy[i] - F.y) < scale && fabs(s->fz[i] - F.z) < scale;
+            worst_ok &= fabs(s->tx[i] - T.x) < tscale && fabs(s->ty[i] - T.y) < tscale && fabs(s->tz[i] - T.z) < tscale;
+        }
+        /* each side computed its own history; the law is antisymmetric, so they are each other's negation */
+        for (int a = 0; a < PAIR_TEST_N; a++)
+            for (int b = 0; b < a; b++)
+                for (int d = 0; d < 3; d++)
+                    worst_ok &= ref_d_t[b][a][d] == -ref_d_t[a][b][d] && ref_m_r[b][a][d] == -ref_m_r[a][b][d];
+        for (int i = 0; i < PAIR_TEST_N; i++) { /* squeeze the clump together and shear it: contacts come and go */
+            s->vx[i] += (s->x[i] < 12 ? 1.0 : -1.0) * 0.5 + 0.3 * (s->z[i] - 9);
+            s->x[i] += s->vx[i] * dt * 10, s->y[i] += s->vy[i] * dt * 10, s->z[i] += s->vz[i] * dt * 10;
+        }
+    }
+    CHECK(worst_ok);
+    CHECK(touching > 200 && reloaded >= 5);
+    CHECK(s->pairs.list.searches > reloaded && s->pairs.list.searches < 40); /* kept over some steps, not all */
+    ts_sand_destroy(s);
+}
+
 static void bad_sand_input_is_named(void)
 {
     float bed_v[12] = {0, 0, 0, 24, 0, 0, 24, 24, 0, 0, 24, 0};
@@ -269,6 +363,7 @@ const test_case sand_tests[] = {
     {"sand/span_map_of_a_box_and_two", span_map_of_a_box_and_a_ring},
     {"sand/small_drop_conserves_volume", small_drop_conserves_volume},
     {"sand/automatic_depth_layer_comes_to_rest", automatic_depth_layer_comes_to_rest},
+    {"sand/pairs_give_each_element_its_contacts", pairs_give_each_element_its_contacts},
     {"sand/bad_input_is_named", bad_sand_input_is_named},
     {NULL, NULL},
 };
