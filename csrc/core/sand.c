@@ -1,15 +1,19 @@
 /* sand.c - the sand effect (see sand.h for the method and its paper).
  *
  * State: the static heightfield `bed` (whole grid; inside the DEM region it
- * is the floor the DEs rest on), the region mask, the DEs (double SoA, with
- * per-DE contact histories in fixed slots, each rebuilt by its own DE, so
- * the force pass is a pure gather: same result for any thread count), the objects (rigid
- * bodies or keyframed) with their span maps.
+ * is the floor the DEs rest on), the region mask, the DEs (double SoA), the
+ * DE-DE contacts as pairs each computed once from a candidate list kept over
+ * many steps (sand_internal.h, element_pairs; each DE then gathers its
+ * share in a fixed order: same result for any thread count), the contact
+ * histories' slots per DE that the checkpoint and renumbering carry, the
+ * objects (rigid bodies or keyframed) with their span maps.
  *
- * One step:  objects' span maps -> neighbour grid (at a frame's first step
- *            the DEs are put in its cell order) -> forces (parallel, gather)
- *            -> integrate DEs (parallel) and objects -> landing of airborne
- *            grains, edges, region growth, splitting (serial, in index order).
+ * One step:  objects' span maps -> neighbour grid (at every 4th frame's
+ *            first step the DEs are put in its cell order) -> the pairs
+ *            (kept, or found again) -> forces (parallel: the pairs, then
+ *            each DE's shares and sources) -> integrate DEs (parallel) and
+ *            objects -> landing of airborne grains, edges, region growth,
+ *            splitting (serial, in index order).
  *
  * This file is the recipe (parameters, set-up, the step, outputs, checkpoint);
  * the stages are in their own files, listed in sand_internal.h.

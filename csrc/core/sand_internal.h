@@ -3,8 +3,8 @@
  *
  *   sand.c           parameters, set-up, the step (the recipe), outputs, checkpoint
  *   sand_bed.c       the heights, their display rebuild, and the DEM region (§4.1-4.2)
- *   sand_contacts.c  DE contacts with DEs, objects and the bed (§4.3), integration,
- *                    the contact grid; span contacts are hsmap.h's
+ *   sand_contacts.c  DE contacts with DEs (as pairs), objects and the bed (§4.3),
+ *                    integration, the contact grid; span contacts are hsmap.h's
  *   sand_airborne.c  airborne grains: spatter, landing and merging (§4.4)
  */
 #ifndef TSUBU_SAND_INTERNAL_H
@@ -114,7 +114,8 @@ struct ts_sand {
     uint32_t *id;
     uint8_t *flags;
     uint8_t *supported;          /* the last force pass found a DE under this one */
-    contacts c;                  /* each DE's own slots: the force pass rebuilds them in place */
+    contacts c;                  /* each DE's slots: its source histories (the force pass rebuilds them in place)
+                                    and its DE histories while no pair list holds them (sand_pairs_to_slots) */
     double *reaction;            /* per DE and source: force xyz, point xyz (serial sum after the pass);
                                     simulated objects and the bed only */
     float *gx, *gy, *gz;         /* float positions for the grids */
