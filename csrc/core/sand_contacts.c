@@ -308,8 +308,7 @@ static void pair_forces(ts_sand *s, size_t a, double dt, element_force *ef)
         o[3] = turn.x, o[4] = turn.y, o[5] = turn.z;
         if (rolling_on)
             o[6] = roll.x, o[7] = roll.y, o[8] = roll.z;
-        pp->touch[k] = pp->touch_b[q] =
-            (uint8_t)(TOUCH | (u_n.z < -0.5 ? TOUCH_B_BELOW : 0u) | (u_n.z > 0.5 ? TOUCH_A_BELOW : 0u));
+        pp->touch[k] = pp->touch_b[q] = (uint8_t)(TOUCH | (u_n.z > 0.5 ? TOUCH_A_BELOW : 0u));
         supported |= u_n.z < -0.5; /* a DE below holds it */
     }
     s->supported[a] = (uint8_t)supported;
@@ -501,10 +500,11 @@ ts_status sand_build_grid(ts_sand *s, ts_error *err)
 }
 
 /* Put the DEs, with their contact histories, in the order of the grid's
- * cells, so that the partners of a DE lie near it in memory: the force pass
+ * cells, so that the partners of a DE lie near it in memory: the pair pass
  * then reads a few cache lines per partner instead of missing on every
- * array. Done at the first step of each frame (a function of the state the
- * checkpoint holds, so a resumed bake stays exact); the grid is rebuilt. */
+ * array. Done at the first step of every SORT_EVERY_FRAMES-th frame (a
+ * function of the frame, so a resumed bake stays exact); the grid is
+ * rebuilt, and the pairs, renumbered, are found again. */
 ts_status sand_sort_into_cells(ts_sand *s, ts_error *err)
 {
     sand_pairs_to_slots(s);

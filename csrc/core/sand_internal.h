@@ -67,7 +67,7 @@ typedef struct element_pairs {
     uint32_t *bstart, *owner, *at; /* by b: b's pairs at[bstart[b] .. bstart[b + 1]), their a in owner */
     uint32_t *b_order;           /* per candidate: where it is in that order */
     float *d_t, *m_r;            /* per candidate: a's side of the history, zero while apart; m_r with rolling */
-    uint8_t *touch;              /* per candidate: TOUCH_* */
+    uint8_t *touch;              /* per candidate: TOUCH while in contact */
     /* what b gets, in b's order (each DE reads its own run in sequence; the pass writes them scattered, which
      * costs less than scattered reads): force on a (3), u_n x F_t (3), rolling torque on a (3); TOUCH_* */
     double *out;
@@ -78,7 +78,6 @@ typedef struct element_pairs {
 
 #define TOUCH 1u                 /* the pair is in contact this step */
 #define TOUCH_A_BELOW 2u         /* and a is under b (b rests on it) */
-#define TOUCH_B_BELOW 4u         /* and b is under a */
 
 /* One DE's contact histories with other DEs and with sources (objects, the bed). */
 typedef struct contacts {
