@@ -168,7 +168,6 @@ size_t sand_add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double 
     s->supported[i] = 1; /* until its first force pass says otherwise: no spatter before it has felt a force */
     contacts *c = &s->c;
     c->count[i] = 0;
-    ts_skin_pairs_invalidate(&s->pairs.list); /* it has no pairs yet */
     for (int k = 0; k < SOURCE_SLOTS; k++)
         c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
     if (s->el.n > s->max_seen)

@@ -92,8 +92,7 @@ ts_status sand_detect_spatter(ts_sand *s, ts_error *err)
     }
     for (size_t i = 0; i < n; i++) /* after the scan: splitting appends DEs and may move the arrays */
         if (s->flags[i] & FLAG_SPLIT) {
-            sand_pairs_to_slots(s); /* a grain in flight is in no pair: the list is found again */
-            ts_skin_pairs_invalidate(&s->pairs.list);
+            sand_pairs_release(s); /* a grain in flight is in no pair */
             s->flags[i] &= (uint8_t)~FLAG_SPLIT;
             ts_status st = split_airborne(s, i, err);
             if (st != TS_OK)
@@ -181,8 +180,7 @@ ts_status sand_land_and_remove(ts_sand *s, ts_error *err)
         emptied += !s->keep[i];
     }
     if (emptied) {
-        sand_pairs_to_slots(s);
-        ts_skin_pairs_invalidate(&s->pairs.list);
+        sand_pairs_release(s);
         ts_particles_compact(&s->el, s->keep);
     }
     return TS_OK;

@@ -213,6 +213,14 @@ void sand_pairs_to_slots(ts_sand *s)
     pp->newer = 0;
 }
 
+/* Before DEs are renumbered or leave the pairs (grains in flight): the histories to the slots, and the list
+ * found again at the next step. */
+void sand_pairs_release(ts_sand *s)
+{
+    sand_pairs_to_slots(s);
+    ts_skin_pairs_invalidate(&s->pairs.list);
+}
+
 /* The DE-DE candidates for this step: kept from earlier steps while no pair can have come into contact unseen,
  * else found again, with their histories from the slots. Grains in flight touch no DE and are left out. */
 ts_status sand_find_pairs(ts_sand *s, ts_error *err)
@@ -507,8 +515,7 @@ ts_status sand_build_grid(ts_sand *s, ts_error *err)
  * rebuilt, and the pairs, renumbered, are found again. */
 ts_status sand_sort_into_cells(ts_sand *s, ts_error *err)
 {
-    sand_pairs_to_slots(s);
-    ts_skin_pairs_invalidate(&s->pairs.list);
+    sand_pairs_release(s);
     ts_status st = ts_particles_permute(&s->el, s->grid.sorted, err);
     return st == TS_OK ? sand_build_grid(s, err) : st;
 }

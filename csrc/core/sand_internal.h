@@ -165,6 +165,7 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err);
 /* sand_contacts.c */
 ts_status sand_find_pairs(ts_sand *s, ts_error *err);
 void sand_pairs_to_slots(ts_sand *s);
+void sand_pairs_release(ts_sand *s);
 void sand_pairs_free(element_pairs *pp);
 void sand_compute_forces(ts_sand *s, double dt);
 void sand_integrate_elements(ts_sand *s, double dt);

@@ -280,8 +280,7 @@ static void pairs_give_each_element_its_contacts(void)
     for (int step = 0; step < 40; step++) {
         CHECK(sand_build_grid(s, &err) == TS_OK);
         if (step % 7 == 3) { /* as a checkpoint would: histories to the slots and back */
-            sand_pairs_to_slots(s);
-            ts_skin_pairs_invalidate(&s->pairs.list);
+            sand_pairs_release(s);
             reloaded++;
         } else if (step % 7 == 5) { /* the DEs renumbered into cell order: pairs turn round (a's side was b's) */
             CHECK(sand_sort_into_cells(s, &err) == TS_OK);
