@@ -45,6 +45,8 @@
 static const ts_param_def PARAMS[] = {
     TS_REAL(P, cell_size, 1e-4, 100.0, 0.02),
     TS_REAL(P, noise, 0.0, 100.0, 0.0),
+    TS_REAL(P, angle_of_repose, 1.0 * TS_RADIANS_PER_DEGREE, 90.0 * TS_RADIANS_PER_DEGREE,
+            33.0 * TS_RADIANS_PER_DEGREE),
     TS_REAL(P, bulk_density, 1e-9, 30000.0, 1600.0),
     TS_REAL(P, element_radius, 1e-5, 100.0, 0.01),
     TS_INT(P, grains_per_element, 1, 1000, 30),
@@ -288,6 +290,7 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
         }
     }
     add_noise(s);
+    sand_unsettle(s, 0, 0, p->nx - 1, p->ny - 1); /* the bed as given may be steeper than the sand holds */
     for (size_t k = 0; k < s->n_objects; k++) { /* an object must start above the sand */
         object *ob = &s->objects[k];
         for (size_t v = 0; v < ob->vertex_count; v++) {
@@ -386,6 +389,7 @@ static ts_status sand_step(void *state, const ts_step_context *now, ts_error *er
         sand_objects_on_bed(s);
     if (st == TS_OK) st = sand_land_and_remove(s, err);
     if (st == TS_OK) st = sand_grow_region(s, err);
+    if (st == TS_OK) sand_avalanche(s, dt);
     if (st == TS_OK) st = sand_detect_spatter(s, err);
     if (st == TS_OK) st = check_finite(s, err);
     double airborne = 0.0;
@@ -590,6 +594,8 @@ ts_status ts_sand_restore(ts_sand *s, const ts_checkpoint *cp, ts_error *err)
     s->next_id = (uint32_t)counters[0].value, s->steps = (long)counters[1].value, s->depth = counters[2].value;
     s->volume_lost = counters[3].value, s->peak_airborne = counters[4].value, s->max_seen = (size_t)counters[5].value;
     s->now.frame = cp->frame;
+    /* the box of unsettled columns is not saved: the whole bed is looked at once, where nothing moves */
+    sand_unsettle(s, 0, 0, s->cols.nx - 1, s->cols.ny - 1);
     return TS_OK;
 }
 

@@ -48,6 +48,7 @@ typedef struct ts_sand_params {
     double x0, y0, cell_size;
     int nx, ny;
     double noise;                /* amplitude of random initial heights, m (paper §3.1) */
+    double angle_of_repose;      /* the steepest slope the bed outside the DEM region holds, radians; 90 deg: any */
     double element_radius;       /* DE radius when placed, m */
     double bulk_density;         /* kg/m^3 of the bed; sets DE masses */
     int grains_per_element;      /* airborne grains one DE splits into (the paper: 30) */

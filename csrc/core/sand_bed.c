@@ -283,3 +283,86 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
     return box[2] >= 0 ? convert_marked_columns(s, box[0], box[1], box[2], box[3], err) : TS_OK;
 }
 
+
+/* ------------------------------------------------------------ avalanches */
+
+/* How fast a slope steeper than the angle of repose runs down: the share of its excess moved per step is
+ * dt x AVALANCHE_RATE x sqrt(g / cell) (at most all, split among eight neighbours). At the automatic contact
+ * time's step that is nearly all, at any cell size (the step grows as sqrt(cell) too); so a column 16 cells
+ * high (32 cm of 2 cm cells) spreads into its cone within half a second - about 3 sqrt(H / g), as dry sand
+ * released from a tube does - and the pace does not change with Contact Steps. */
+#define AVALANCHE_RATE 30.0
+
+void sand_unsettle(ts_sand *s, int i0, int j0, int i1, int j1)
+{
+    int *u = s->unsettled;
+    if (u[0] > u[2]) {
+        u[0] = i0, u[1] = j0, u[2] = i1, u[3] = j1;
+        return;
+    }
+    u[0] = i0 < u[0] ? i0 : u[0], u[1] = j0 < u[1] ? j0 : u[1];
+    u[2] = i1 > u[2] ? i1 : u[2], u[3] = j1 > u[3] ? j1 : u[3];
+}
+
+/* The height that runs from a column at `from` to one at `to` a slope `drop` allows between them (negative:
+ * it runs back). Exactly antisymmetric - flux(a, b) is -flux(b, a) to the bit - so whatever runs out of one
+ * column runs into the other, and the bed's volume is kept to rounding. */
+static inline double avalanche_flux(double from, double to, double drop)
+{
+    const double d = from - to;
+    return d > drop ? d - drop : (d < -drop ? d + drop : 0.0);
+}
+
+/* The bed outside the DEM region is loose sand: no slope in it stands steeper than the angle of repose
+ * (Sumner et al. 1999's heightfield sand, and dry sand's avalanches). Where two neighbouring columns (of the
+ * eight around each) differ by more than tan(angle) x their distance, a share of the excess runs down, all
+ * columns from the step's heights at once (each column sums its own eight exchanges in a fixed order: the same
+ * bits for any thread count). Columns in the region are left alone - their DEs hold their own slopes, and the
+ * bed beside the region is the wall that holds the DEs. Only the box of columns that moved, or that sand
+ * landed on, since the last pass is looked at: a bed at rest costs nothing. */
+void sand_avalanche(ts_sand *s, double dt)
+{
+    int *u = s->unsettled;
+    const double g = gravity_magnitude(s), cell = s->p.cell_size;
+    if (u[0] > u[2] || g <= 0.0 || s->p.angle_of_repose >= 0.5 * M_PI * (1.0 - 1e-9)) {
+        u[0] = 1, u[1] = 1, u[2] = 0, u[3] = 0;
+        return;
+    }
+    const int nx = s->cols.nx, ny = s->cols.ny;
+    const int i0 = u[0] > 0 ? u[0] - 1 : 0, j0 = u[1] > 0 ? u[1] - 1 : 0;
+    const int i1 = u[2] + 1 < nx ? u[2] + 1 : nx - 1, j1 = u[3] + 1 < ny ? u[3] + 1 : ny - 1;
+    const double slope = tan(s->p.angle_of_repose), drop[2] = {slope * cell, slope * cell * M_SQRT2};
+    /* a sixteenth of the excess per exchange at most: a column losing to all eight keeps half its excess */
+    const double share = fmin(1.0, dt * AVALANCHE_RATE * sqrt(g / cell)) / 16.0;
+    static const int around[8][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0},
+                                     {1, 1, 1}, {-1, 1, 1}, {1, -1, 1}, {-1, -1, 1}};
+    const double *h = s->bed;
+    double *change = s->column_scratch;
+    int m0 = nx, m1 = ny, m2 = -1, m3 = -1;
+    #pragma omp parallel for schedule(static) reduction(min : m0, m1) reduction(max : m2, m3) if (j1 - j0 > 32)
+    for (int j = j0; j <= j1; j++)
+        for (int i = i0; i <= i1; i++) {
+            const size_t c = (size_t)i + (size_t)nx * j;
+            double sum = 0.0;
+            int moved = 0;
+            if (!s->region[c])
+                for (int q = 0; q < 8; q++) {
+                    const int a = i + around[q][0], b = j + around[q][1];
+                    if (a < 0 || b < 0 || a >= nx || b >= ny || s->region[(size_t)a + (size_t)nx * b])
+                        continue;
+                    const double f = avalanche_flux(h[c], h[(size_t)a + (size_t)nx * b], drop[around[q][2]]);
+                    sum -= f;
+                    moved |= f != 0.0;
+                }
+            change[c] = share * sum;
+            if (moved) {
+                m0 = i < m0 ? i : m0, m1 = j < m1 ? j : m1;
+                m2 = i > m2 ? i : m2, m3 = j > m3 ? j : m3;
+            }
+        }
+    for (int j = m1; j <= m3; j++)
+        for (int i = m0; i <= m2; i++)
+            s->bed[(size_t)i + (size_t)nx * j] += change[(size_t)i + (size_t)nx * j];
+    /* what moved may have steepened its neighbours: the next pass looks one column around it */
+    u[0] = m0, u[1] = m1, u[2] = m2, u[3] = m3;
+}

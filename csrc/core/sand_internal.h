@@ -100,6 +100,7 @@ struct ts_sand {
     ts_columns cols;
     double *bed;                 /* static heights; the floor under the region */
     uint8_t *region;             /* column is in the DEM region */
+    int unsettled[4];            /* i0, j0, i1, j1: the columns the next avalanche pass looks at (none: i0 > i1) */
     double *display;             /* rebuilt heights (double), then float for output */
     float *display_f;
     double *column_scratch;
@@ -161,6 +162,8 @@ void sand_smooth_heights(double *h, double *flux_sum, const uint8_t *mask, int n
 void sand_rebuild_display(ts_sand *s);
 ts_status sand_place_under_objects(ts_sand *s, ts_error *err);
 ts_status sand_grow_region(ts_sand *s, ts_error *err);
+void sand_unsettle(ts_sand *s, int i0, int j0, int i1, int j1);
+void sand_avalanche(ts_sand *s, double dt);
 
 /* sand_contacts.c */
 ts_status sand_find_pairs(ts_sand *s, ts_error *err);

@@ -7,6 +7,7 @@
  * each computed once from a kept list, give every DE the force and torque
  * of its contacts computed one by one. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,73 @@ static void bad_sand_input_is_named(void)
     ts_sand_destroy(s);
 }
 
+/* A column of sand on a flat bed, with a block of DEM-region columns beside it behind a cliff: the bed's
+ * avalanches keep its volume to rounding, leave the region alone, stop with no slope between neighbours steeper
+ * than the angle of repose, and stop there - at a cone of that angle (its height from its volume), not flat.
+ * The same bits for one and two threads; at 90 degrees nothing moves. */
+#define AVALANCHE_N 48
+static void run_avalanche(double angle_deg, int threads, double *heights)
+{
+    float bed_v[12] = {0, 0, 0, AVALANCHE_N, 0, 0, AVALANCHE_N, AVALANCHE_N, 0, 0, AVALANCHE_N, 0};
+    int32_t bed_t[6] = {0, 1, 2, 0, 2, 3};
+    ts_sand_object bed = {TS_SAND_GROUND, {.name = "Bed", .vertices = bed_v, .vertex_count = 4, .triangles = bed_t,
+                                           .triangle_count = 2}};
+    ts_sand_params p = drop_params();
+    p.nx = p.ny = AVALANCHE_N, p.angle_of_repose = angle_deg * TS_RADIANS_PER_DEGREE;
+    ts_sand *s = NULL;
+    ts_error err;
+    CHECK(ts_sand_create(&s, &p, &bed, 1, &err) == TS_OK);
+    if (!s)
+        return;
+    for (int j = 0; j < AVALANCHE_N; j++)
+        for (int i = 0; i < AVALANCHE_N; i++) {
+            size_t c = (size_t)i + (size_t)AVALANCHE_N * j;
+            s->bed[c] = abs(i - 24) <= 1 && abs(j - 24) <= 1 ? 20.0 : 0.0;
+            s->region[c] = i < 6 && j < 6;                    /* a region whose floor is far under the bed */
+            if (s->region[c])
+                s->bed[c] = -10.0;
+        }
+    omp_set_num_threads(threads);
+    for (int step = 0; step < 4000; step++)
+        sand_avalanche(s, 0.01);
+    omp_set_num_threads(2);
+    memcpy(heights, s->bed, sizeof(double) * AVALANCHE_N * AVALANCHE_N);
+    ts_sand_destroy(s);
+}
+
+static void avalanches_keep_volume_and_stop_at_the_angle(void)
+{
+    static double one[AVALANCHE_N * AVALANCHE_N], two[AVALANCHE_N * AVALANCHE_N];
+    const double angle = 33.0, slope = tan(angle * TS_RADIANS_PER_DEGREE);
+    run_avalanche(angle, 1, one);
+    run_avalanche(angle, 2, two);
+    CHECK(memcmp(one, two, sizeof one) == 0);
+    double volume = 0.0, steepest = -1.0, peak = 0.0;
+    int region_kept = 1;
+    for (int j = 0; j < AVALANCHE_N; j++)
+        for (int i = 0; i < AVALANCHE_N; i++) {
+            const double h = one[i + AVALANCHE_N * j];
+            if (i < 6 && j < 6) {
+                region_kept &= h == -10.0;
+                continue;
+            }
+            volume += h, peak = fmax(peak, h);
+            for (int b = -1; b <= 1; b++)
+                for (int a = -1; a <= 1; a++) {
+                    int u = i + a, v = j + b;
+                    if ((a || b) && u >= 0 && v >= 0 && u < AVALANCHE_N && v < AVALANCHE_N && !(u < 6 && v < 6))
+                        steepest = fmax(steepest, (h - one[u + AVALANCHE_N * v]) / hypot(a, b) / slope);
+                }
+        }
+    CHECK(region_kept);
+    CHECK_NEAR(volume, 9 * 20.0, 1e-12 * 180.0);
+    CHECK(steepest < 1.0 + 1e-6 && steepest > 0.9);
+    const double cone = cbrt(3.0 * 180.0 * slope * slope / M_PI); /* V = pi/3 (H / tan)^2 H */
+    CHECK_NEAR(peak, cone, 0.1 * cone);
+    run_avalanche(90.0, 2, one);
+    CHECK(one[24 + AVALANCHE_N * 24] == 20.0 && one[20 + AVALANCHE_N * 20] == 0.0);
+}
+
 const test_case sand_tests[] = {
     {"sand/contact_rebound_has_its_restitution", contact_rebound_has_its_restitution},
     {"sand/contact_friction_is_capped_and_opposite", contact_friction_is_capped_and_opposite},
@@ -363,6 +431,7 @@ const test_case sand_tests[] = {
     {"sand/small_drop_conserves_volume", small_drop_conserves_volume},
     {"sand/automatic_depth_layer_comes_to_rest", automatic_depth_layer_comes_to_rest},
     {"sand/pairs_give_each_element_its_contacts", pairs_give_each_element_its_contacts},
+    {"sand/avalanches_keep_volume_and_stop_at_the_angle", avalanches_keep_volume_and_stop_at_the_angle},
     {"sand/bad_input_is_named", bad_sand_input_is_named},
     {NULL, NULL},
 };

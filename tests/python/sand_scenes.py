@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 import tsubu
-from tsubu.shapes import box, grid_plane, uv_sphere
+from tsubu.shapes import box, grid_plane, height_grid, uv_sphere
 
 DE_MASS = 0.05
 DE_RADIUS = 0.5
@@ -115,3 +115,13 @@ def balls_real(cell, preset, frames=24):
                ball("Thrown", 0.08, (-0.05, 0, 0.3), (1.0, 0, -1.5))]
     impact = math.sqrt(2.0 ** 2 + 2.0 * 9.81 * 0.25) * u
     return tsubu.SceneDescription("sand", params, 1, frames, 24.0, 0, objects), impact
+
+
+def column_real(cell, preset, frames=48):
+    """A column of the preset's sand (12 cells across, 16 high) standing on a flat bed 40 cells square at the
+    scene's start, free to fall: the sand's own angle of repose makes a cone of it. Heights are above z = 0.1."""
+    size, radius, height = 40 * cell, 6 * cell, 16 * cell
+    xs = np.linspace(0.0, size, 81)
+    v, t = height_grid(xs, xs, lambda X, Y: 0.1 + np.where(np.hypot(X - size / 2, Y - size / 2) < radius, height, 0.0))
+    params = dict(preset_parameters(preset), cell_size=cell, element_radius=cell / 2)
+    return tsubu.SceneDescription("sand", params, 1, frames, 24.0, 0, [tsubu.SceneObject("Sand", "bed", v, t)])

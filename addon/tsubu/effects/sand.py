@@ -19,6 +19,9 @@ PARAMS = (
           min=1e-4, max=100.0, group="Bed"),
     Param("noise", "float", 0.0, "Amplitude of random bumps on the initial surface (§3.1)", unit="m", min=0.0,
           max=100.0, group="Bed"),
+    Param("angle_of_repose", "float", 33.0, "The steepest slope loose sand stands at: steeper slopes of the bed "
+          "(a pile, a dent's walls, landed spatter) run down until they are this steep; 90: they hold any slope",
+          unit="°", min=1.0, max=90.0, group="Bed", label="Repose Angle"),
     Param("bulk_density", "float", 1600.0, "Density of the sand bed (dry sand about 1600)", unit="kg/m³", min=1e-9,
           max=30000.0, group="Bed", label="Density"),
     Param("element_radius", "float", 0.01, "Radius of a distinct element (DE) standing for many grains; half the "
