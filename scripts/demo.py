@@ -1,7 +1,7 @@
 """The README's demo: bake a built-in scene (water by default) with the add-on in
 headless Blender and render one frame with Cycles (CPU, few samples).
 
-    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand|fracture|erosion|elastoplastic] [--out out]
+    blender -b --factory-startup --python scripts/demo.py -- [--effect water|sand|sand_plough|fracture|erosion|elastoplastic] [--out out]
         [--frame N] [--samples 16] [--before N] [--motion-blur]
 
 Writes OUT/<effect>_demo.png, OUT/<effect>_demo.blend and the cache in OUT/tsubu_cache/.
@@ -35,6 +35,8 @@ SCENES = {
     "sand": ("Sand", (0.95, -1.25, 0.75), (1.1, 0.0, 0.62), 12,
              {"Ball": ((0.5, 0.08, 0.06), 0.4), "Thrown": ((0.1, 0.2, 0.5), 0.4),
               "Tsubu Particles": ((0.76, 0.62, 0.42), 0.9)}),
+    "sand_plough": ("Sand", (0.75, -1.05, 0.55), (1.15, 0.0, 0.55), 60,
+                    {"Blade": ((0.35, 0.36, 0.38), 0.3), "Tsubu Particles": ((0.76, 0.62, 0.42), 0.9)}),
     "fracture": ("Wall", (1.6, -2.2, 1.0), (1.4, 0.0, 0.63), 20,
                  {"Ball": ((0.2, 0.2, 0.22), 0.3), "Tsubu Particles": ((0.45, 0.43, 0.4), 0.9)}),
     "erosion": ("Hillside", (2.55, -1.35, 1.3), (1.134, 0.0, 0.927), 72,

@@ -63,6 +63,23 @@ def sand_scene(cell=0.025, frames=36):
     return SceneDescription("sand", params, 1, frames, 24.0, 0, objects)
 
 
+def sand_plough_scene(cell=0.02, frames=60, fps=24.0):
+    """Sand at real scale with the default (Dry Sand) settings: a keyframed blade, 30 cm wide, lowered 3 cm into a
+    bed of 2 cm cells and dragged 0.3 m/s along +x - a pile builds ahead of it, a trench stays behind - past a
+    heap that slumps to the sand's angle of repose as the bake starts."""
+    def surface(X, Y):
+        return np.maximum(0.0, 0.16 - 1.5 * np.hypot(X - 0.45, Y - 0.22))   # a steep cone, 16 cm high
+    bed = SceneObject("Sand", "bed", *height_grid(np.linspace(-0.7, 0.7, 71), np.linspace(-0.45, 0.45, 46), surface))
+    t = np.arange(frames) / fps
+    matrices = np.repeat(np.eye(4)[None], frames, axis=0)
+    matrices[:, 0, 3] = -0.45 + 0.3 * np.clip(t - 0.25, 0.0, None)
+    matrices[:, 1, 3] = -0.08
+    matrices[:, 2, 3] = 0.06 + np.maximum(0.01 - 0.2 * t, -0.03)
+    blade = SceneObject("Blade", "object", *box((-0.01, -0.15, -0.06), (0.01, 0.15, 0.06)), matrices=matrices,
+                        params={"motion": "animated"})
+    return SceneDescription("sand", {"cell_size": cell, "element_radius": cell / 2}, 1, frames, fps, 0, [bed, blade])
+
+
 def lower_half_hard(size=64):
     """The paper's fig. 1 a: a brittleness map whose lower half is black (hard). Row 0 is the bottom."""
     image = np.ones((size, size), np.float32)
@@ -149,7 +166,7 @@ def elastoplastic_scene(radius=0.005, frames=48):
 
 
 DEMOS = {"water": water_scene, "sand": sand_scene, "fracture": fracture_demo_scene, "erosion": erosion_scene,
-         "elastoplastic": elastoplastic_scene}
+         "elastoplastic": elastoplastic_scene, "sand_plough": sand_plough_scene}
 
 
 def bake_demo(effect, out, progress=None):

@@ -267,6 +267,25 @@ def test_every_preset_piles_at_its_angle_of_repose(tmp_path, cell):
         assert abs(last.sum() - first.sum()) < 1e-6 * first.sum()
 
 
+def test_plough_demo_heap_slumps_to_the_default_angle_and_the_blade_piles_sand(tmp_path):
+    """The real-scale demo (docs/sand_plough.png): its steep heap (56 degrees) stands at Dry Sand's 33 when the
+    blade has passed, and the blade has a pile ahead of it; the volume table's total is kept."""
+    from tsubu import demos
+    desc = demos.sand_plough_scene()
+    cache = tsubu.bake(desc, str(tmp_path))
+    cell, last = 0.02, cache.frames("ground")[-1]
+    h = cache.read_heights("ground", last).astype(np.float64)        # rows y from -0.45, columns x from -0.7
+    heap = h[30:, 47:]                                               # y > 0.15, x > 0.24: the heap alone
+    assert abs(pile_angle(heap, cell, 0.0) - 33.0) < 3.0
+    blade_x = desc.objects[1].matrices[-1][0, 3]
+    column = int((blade_x + 0.7) / cell)
+    ahead = h[12:19, column + 1:column + 5]                          # across the blade's width, just ahead of it
+    assert ahead.max() > 0.02, ahead.max()
+    rows = cache.read_table("volume", last)
+    first = cache.read_table("volume", 1)
+    assert rows["total"] == pytest.approx(first["total"], rel=1e-6)
+
+
 def test_an_explicit_contact_time_wins(tmp_path):
     desc, _ = press_real(frames=3, contact_time=0.02)
     st = tsubu.bake(desc, str(tmp_path)).manifest()["stats"]
