@@ -283,7 +283,6 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
     return box[2] >= 0 ? convert_marked_columns(s, box[0], box[1], box[2], box[3], err) : TS_OK;
 }
 
-
 /* ------------------------------------------------------------ avalanches */
 
 /* How fast a slope steeper than the angle of repose runs down: the share of its excess moved per step is
