@@ -172,8 +172,8 @@ ts_status sand_land_and_remove(ts_sand *s, ts_error *err)
         } else if (s->vz[a] <= 0.0 && s->z[a] - s->r[a] <= s->bed[c]) {
             s->bed[c] += s->vol[a] / area;
             s->vol[a] = 0.0;
-            sand_unsettle(s, (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx),
-                          (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx));
+            const int i = (int)(c % (size_t)s->cols.nx), j = (int)(c / (size_t)s->cols.nx);
+            sand_unsettle(s, i, j, i, j);
         }
     }
     size_t emptied = 0;

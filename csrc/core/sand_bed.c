@@ -1,5 +1,6 @@
 /* sand_bed.c - the sand bed's heights and the DEM region over them (sand paper §4.1, §4.2, §4.4's rebuild). */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -167,6 +168,14 @@ static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int 
     return TS_OK;
 }
 
+/* Grow a box of columns (i0, j0, i1, j1; empty while i0 > i1, as {nx, ny, -1, -1} or {INT_MAX, INT_MAX, -1, -1}) to hold
+ * columns i0..i1 x j0..j1. */
+static void box_add(int box[4], int i0, int j0, int i1, int j1)
+{
+    box[0] = i0 < box[0] ? i0 : box[0], box[1] = j0 < box[1] ? j0 : box[1];
+    box[2] = i1 > box[2] ? i1 : box[2], box[3] = j1 > box[3] ? j1 : box[3];
+}
+
 /* Mark the columns within `radius` of (ci, cj) that are not yet in the region. */
 static int mark_around(ts_sand *s, int ci, int cj, int radius, int box[4])
 {
@@ -180,10 +189,7 @@ static int mark_around(ts_sand *s, int ci, int cj, int radius, int box[4])
                 continue;
             s->region[c] = 2;
             marked = 1;
-            if (i < box[0]) box[0] = i;
-            if (j < box[1]) box[1] = j;
-            if (i > box[2]) box[2] = i;
-            if (j > box[3]) box[3] = j;
+            box_add(box, i, j, i, j);
         }
     return marked;
 }
@@ -294,13 +300,7 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
 
 void sand_unsettle(ts_sand *s, int i0, int j0, int i1, int j1)
 {
-    int *u = s->unsettled;
-    if (u[0] > u[2]) {
-        u[0] = i0, u[1] = j0, u[2] = i1, u[3] = j1;
-        return;
-    }
-    u[0] = i0 < u[0] ? i0 : u[0], u[1] = j0 < u[1] ? j0 : u[1];
-    u[2] = i1 > u[2] ? i1 : u[2], u[3] = j1 > u[3] ? j1 : u[3];
+    box_add(s->unsettled, i0, j0, i1, j1);
 }
 
 /* The height that runs from a column at `from` to one at `to` a slope `drop` allows between them (negative:
@@ -324,7 +324,7 @@ void sand_avalanche(ts_sand *s, double dt)
     int *u = s->unsettled;
     const double g = gravity_magnitude(s), cell = s->p.cell_size;
     if (u[0] > u[2] || g <= 0.0 || s->p.angle_of_repose >= 0.5 * M_PI * (1.0 - 1e-9)) {
-        u[0] = 1, u[1] = 1, u[2] = 0, u[3] = 0;
+        u[0] = u[1] = INT_MAX, u[2] = u[3] = -1;
         return;
     }
     const int nx = s->cols.nx, ny = s->cols.ny;
@@ -363,5 +363,5 @@ void sand_avalanche(ts_sand *s, double dt)
         for (int i = m0; i <= m2; i++)
             s->bed[(size_t)i + (size_t)nx * j] += change[(size_t)i + (size_t)nx * j];
     /* what moved may have steepened its neighbours: the next pass looks one column around it */
-    u[0] = m0, u[1] = m1, u[2] = m2, u[3] = m3;
+    u[0] = m2 >= 0 ? m0 : INT_MAX, u[1] = m2 >= 0 ? m1 : INT_MAX, u[2] = m2, u[3] = m3;
 }
