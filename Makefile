@@ -98,7 +98,7 @@ build: .venv/build-3.11/.stamp .venv/build-3.13/.stamp
 	bash scripts/setup.sh
 
 test-python: build
-	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider .
+	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider -n 2 --durations=15 .
 	# again on Python 3.13 with NumPy 2 (the interpreter of the bpy 5.2 venv; the tests never import bpy),
 	# without the long physical runs, which check the solvers rather than the interpreter
 	cd tests/python && ../../.venv/bpy-5.2/bin/python -m pytest -q -p no:cacheprovider -m "not physics_long" .

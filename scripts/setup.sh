@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-    build-essential python3-dev python3-numpy python3-pytest python3-venv
+    build-essential python3-dev python3-numpy python3-pytest python3-pytest-xdist python3-venv
     libopenvdb-dev libtbb-dev libboost-dev zlib1g-dev libqhull-dev
     clang libclang-rt-14-dev valgrind
     blender xvfb xauth libgl1-mesa-dri
@@ -48,10 +48,17 @@ make_venv() {
         cp "$req" "$venv/.stamp"
     fi
 }
+# All at once: each is mostly waiting on downloads and pip's own work.
+pids=()
 for v in 4.2 4.5 5.0; do
-    make_venv "bpy-$v" "bpy $v, this downloads about 400 MB once" /usr/bin/python3
+    make_venv "bpy-$v" "bpy $v, this downloads about 400 MB once" /usr/bin/python3 & pids+=($!)
 done
-make_venv bpy-5.2 "bpy 5.2 on Python 3.13, this downloads about 400 MB once" "$PYTHON313"
-make_venv build-3.11 "the core's wheel tools for Python 3.11" /usr/bin/python3
-make_venv build-3.13 "the core's build tools for Python 3.13" "$PYTHON313"
-make_venv taichi "Taichi for a benchmark's peer, about 60 MB once" /usr/bin/python3
+make_venv bpy-5.2 "bpy 5.2 on Python 3.13, this downloads about 400 MB once" "$PYTHON313" & pids+=($!)
+make_venv build-3.11 "the core's wheel tools for Python 3.11" /usr/bin/python3 & pids+=($!)
+make_venv build-3.13 "the core's build tools for Python 3.13" "$PYTHON313" & pids+=($!)
+make_venv taichi "Taichi for a benchmark's peer, about 60 MB once" /usr/bin/python3 & pids+=($!)
+failed=0
+for pid in "${pids[@]}"; do
+    wait "$pid" || failed=1
+done
+[ $failed -eq 0 ] || { echo "setup: a virtual environment could not be made (above)"; exit 1; }

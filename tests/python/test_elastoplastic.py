@@ -127,6 +127,7 @@ def test_without_slaves_a_ball_collapses_into_a_zero_energy_mode(tmp_path):
     assert heights[True] > 0.12 and heights[False] < 0.6 * heights[True], heights  # the ball is 0.16 across
 
 
+@pytest.mark.physics_long
 def test_a_thin_sheet_drapes_over_a_cross_and_tears_stably(tmp_path):
     """Fig. 12: a plastic sheet one particle thick falls onto a cross of bars: it stays finite, the bars hold its
     middle up, its corners drape below them, and where it tears slaves are added, a bounded number."""

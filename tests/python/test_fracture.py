@@ -79,6 +79,7 @@ def iou_of_largest_piece(cache, frame, image):
     return (largest & mask).sum() / (largest | mask).sum()
 
 
+@pytest.mark.physics_long
 def test_a_shaped_hard_mask_comes_out_as_the_largest_piece(tmp_path):
     letter = demos.letter_t_hard()
     shaped = tsubu.bake(wall(24, image=letter, shots=T_SHOTS, n=1.0), str(tmp_path / "map"))
@@ -87,6 +88,7 @@ def test_a_shaped_hard_mask_comes_out_as_the_largest_piece(tmp_path):
     assert with_map >= 0.8 and with_map >= without + 0.2, (with_map, without)
 
 
+@pytest.mark.physics_long
 def test_large_n_gives_fewer_larger_pieces(tmp_path):
     sizes = {}
     for n in (30.0, 0.001):

@@ -62,6 +62,7 @@ def body_points(cache, name, frame, lo, hi, n=20):
     return (np.c_[local, np.ones(len(local))] @ m.T)[:, :3]
 
 
+@pytest.mark.physics_long
 def test_light_box_floats_half_under_and_stone_sinks(tmp_path):
     size = (1.2, 1.2, 1.0)
     crate_lo, crate_hi = (0.15, 0.45, 0.5), (0.45, 0.75, 0.8)
@@ -204,6 +205,7 @@ def test_bad_scenes_are_refused_before_baking(tmp_path):
         assert not os.path.exists(tmp_path / name)
 
 
+@pytest.mark.physics_long
 @pytest.mark.parametrize("drop", [0.35, 0.36])
 def test_bodies_collide_and_stack_without_passing_through(tmp_path, drop):
     """Two stones dropped one above the other into shallow water: the upper lands on the
@@ -273,6 +275,7 @@ def test_estimate_measures_the_first_frame_and_touches_no_cache(tmp_path):
     assert e.count == 0 and e.up_to > 100 and e.disk_per_frame > 32 * e.up_to
 
 
+@pytest.mark.physics_long
 def test_resting_bodies_lift_off_as_an_inflow_fills_the_tank(tmp_path):
     """A light ball resting in a corner of a dry tank - on the floor, against two sides - lifts off and floats
     as a tap fills the tank around it, and a stone stays down. Liquid cannot get between a body and a wall
@@ -299,6 +302,7 @@ def test_resting_bodies_lift_off_as_an_inflow_fills_the_tank(tmp_path):
     assert -0.045 < np.mean(heights) < 0.02, heights
 
 
+@pytest.mark.physics_long
 def test_a_ball_of_the_liquids_density_hangs_where_it_is(tmp_path):
     """Buoyancy equals the weight of the liquid displaced: a ball of water's own density, 6.4 spacings across,
     let go in the middle of a resting tank stays within a few centimetres of where it was over two seconds.
@@ -314,6 +318,7 @@ def test_a_ball_of_the_liquids_density_hangs_where_it_is(tmp_path):
     assert abs(heights[-1] - heights[-13]) < 0.01, heights  # it holds over the last half second: not sinking
 
 
+@pytest.mark.physics_long
 @pytest.mark.parametrize("density", [500.0, 700.0, 917.0])
 def test_a_ball_floats_through_the_surface_as_archimedes_says(tmp_path, density):
     """A 16 cm ball (8 spacings across) dropped in at its waterline settles with the share of its volume under
