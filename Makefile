@@ -114,7 +114,7 @@ extension: wheels .venv/bpy-5.0/.stamp
 	$(PYTHON) scripts/make_extension.py
 
 test: setup
-	$(MAKE) test-c
+	$(MAKE) -j 2 test-c   # -j: the optimised, sanitizer and fuzzing builds side by side (the tests still run one by one)
 	$(MAKE) test-python
 	$(MAKE) test-blender
 
