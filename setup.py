@@ -40,10 +40,12 @@ class BuildExt(build_ext):
             macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
                 output_dir, macros, include_dirs, sources, depends, extra_postargs)
             cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+            # OpenVDB's C++ first: it takes longest
             todo = sorted((obj for obj in objects if obj in build), key=lambda obj: not build[obj][0].endswith(".cpp"))
-            with ThreadPoolExecutor(os.cpu_count()) as pool:   # OpenVDB's C++ first: it takes longest
-                for done in [pool.submit(compile_one, obj, *build[obj], cc_args, extra_postargs, pp_opts) for obj in todo]:
-                    done.result()
+            with ThreadPoolExecutor(os.cpu_count()) as pool:
+                jobs = [pool.submit(compile_one, obj, *build[obj], cc_args, extra_postargs, pp_opts) for obj in todo]
+                for job in jobs:
+                    job.result()
             return objects
 
         compiler._compile = compile_one

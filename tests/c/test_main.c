@@ -1,7 +1,7 @@
 /* test_main.c - runs the C core tests and prints each one's time and the closing line.
  *
  *   test_core [--skip-long] [name part]   every test, or those whose name holds the part; --skip-long leaves out
- *                                         the long physical runs (TEST_LONG) */
+ *                                         the long physical runs (the suites marked long_runs below) */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
