@@ -176,7 +176,8 @@ static void test_ball_keeps_its_volume_and_bits(void)
     cloud_free(&c);
 }
 
-/* The kernels are summed a row of 8 voxels at a time, along the axis each crosses a leaf farthest and only
+/* The kernels are summed a row of 16 voxels at a time, along the axis each crosses a block of 2 x 2 x 2
+ * leaves farthest (half a row where the box stays in one half) and only
  * through its shadow (surface_anisotropic.c); the plain form sums every voxel of every kernel's box from the
  * formula. A ball (kernels tilted every way), a sheet tilted about two axes (flat kernels, no axis of theirs
  * along the grid) and a few drops must give the same field. */
