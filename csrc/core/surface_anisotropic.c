@@ -275,6 +275,7 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
     key_set set = {NULL, 0, 0};
     ts_status st = TS_OK;
     const double limit = (double)(KEY_HALF - 2) * LEAF;
+    int64_t last_lo[3] = {1, 1, 1}, last_hi[3] = {0, 0, 0};
     for (size_t i = 0; i < n && st == TS_OK; i++) {
         if (!k->cut[i])
             continue;
@@ -289,6 +290,10 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
             lo[a] = (int64_t)floor(floor(c[a] - e) / LEAF);
             hi[a] = (int64_t)floor(ceil(c[a] + e) / LEAF);
         }
+        /* neighbours in the grid's order mostly reach the same leaves: added once */
+        if (!memcmp(lo, last_lo, sizeof lo) && !memcmp(hi, last_hi, sizeof hi))
+            continue;
+        memcpy(last_lo, lo, sizeof lo), memcpy(last_hi, hi, sizeof hi);
         for (int64_t a = lo[0]; st == TS_OK && a <= hi[0]; a++)
             for (int64_t b = lo[1]; b <= hi[1] && st == TS_OK; b++)
                 for (int64_t c2 = lo[2]; c2 <= hi[2] && st == TS_OK; c2++)
@@ -334,7 +339,7 @@ static const int ROW_AXES[3][2] = {{1, 2}, {0, 2}, {0, 1}};
 /* One kernel's rows over the block, in voxels: x^T A x < 1 with x = voxel - centre (`local`: the centre
  * from the block's first voxel), lanes along axis a. The rows run over the shorter of p and q outside
  * (o), the longer inside (n). */
-static inline void add_kernel_rows(float *phi, const float am6[6], float scale, const float local[3],
+static inline __attribute__((always_inline)) void add_kernel_rows(float *phi, const float am6[6], float scale, const float local[3],
                                    const int i0[3], const int i1[3], int a)
 {
     const float A[3][3] = {{am6[0], am6[3], am6[4]}, {am6[3], am6[1], am6[5]}, {am6[4], am6[5], am6[2]}};
@@ -439,9 +444,11 @@ sum_block(const ts_grid *grid, const kernels *k, const int32_t origin[3], double
         }
 }
 
-/* The leaf at `at` (voxels from the block's first) of a summed block: distances and active voxels. */
-static void finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double flat_gradient,
-                        float *value, uint64_t *active)
+/* The leaf at `at` (voxels from the block's first) of a summed block: distances and active voxels. A row
+ * of 8 voxels along z at a time: contiguous in the z array, a stride apart in the other two. */
+__attribute__((target_clones("avx2", "default"))) static void
+finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double flat_gradient, float *value,
+            uint64_t *active)
 {
     const float band = (float)(BAND * voxel), per_metre = (float)(1.0 / flat_gradient);
     /* Active: within the band, or beside a voxel of the other sign, so that OpenVDB's flood fill
@@ -453,16 +460,26 @@ static void finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double vo
         const int bx = at[0] + ix;
         for (int iy = 0; iy < LEAF; iy++) {
             const int by = at[1] + iy;
+            const float *z_row = along[2] + ((bx << BLOCK_BITS | by) << BLOCK_BITS | at[2]);
+            lane8 phi;
+            memcpy(&phi, z_row, sizeof phi);
+            lane8 from_x, from_y;
             for (int iz = 0; iz < LEAF; iz++) {
-                const int bz = at[2] + iz, i = ix << 6 | iy << 3 | iz, bit = iy << 3 | iz;
-                const float phi = along[2][(bx << BLOCK_BITS | by) << BLOCK_BITS | bz] +
-                                  along[0][(by << BLOCK_BITS | bz) << BLOCK_BITS | bx] +
-                                  along[1][(bx << BLOCK_BITS | bz) << BLOCK_BITS | by];
-                const float distance = ((float)LEVEL - phi) * per_metre;
-                value[i] = distance > band ? band : (distance < -band ? -band : distance);
-                below |= (uint64_t)(value[i] < 0.0f) << bit;
-                within |= (uint64_t)(fabsf(value[i]) < band) << bit;
+                const int bz = at[2] + iz;
+                from_x[iz] = along[0][(by << BLOCK_BITS | bz) << BLOCK_BITS | bx];
+                from_y[iz] = along[1][(bx << BLOCK_BITS | bz) << BLOCK_BITS | by];
             }
+            phi = phi + from_x + from_y;
+            const lane8 distance = ((float)LEVEL - phi) * per_metre;
+            float *out = value + (ix << 6 | iy << 3);
+            unsigned neg = 0, inside_band = 0;
+            for (int iz = 0; iz < LEAF; iz++) {
+                const float v = distance[iz] > band ? band : (distance[iz] < -band ? -band : distance[iz]);
+                out[iz] = v;
+                neg |= (unsigned)(v < 0.0f) << iz;
+                inside_band |= (unsigned)(fabsf(v) < band) << iz;
+            }
+            below |= (uint64_t)neg << (iy << 3), within |= (uint64_t)inside_band << (iy << 3);
         }
         negative[ix] = below, in_band[ix] = within;
     }
