@@ -31,7 +31,7 @@ SAN         := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 CFLAGS_SAN  := -std=c11 -D_GNU_SOURCE -O1 -fno-math-errno -ffp-contract=off -g -fopenmp $(SAN) $(WARN)
 LIBS        := -lopenvdb -lImath-3_1 -ltbb -lz -lqhull_r -lpthread -lm -lstdc++
 
-.PHONY: all setup build wheels extension test test-c test-python test-blender bench clean fuzz addon-zip demo
+.PHONY: all setup build wheels extension test test-c test-c-opt test-c-san test-c-valgrind test-c-fuzz-cache test-c-fuzz-png test-python test-blender bench clean fuzz addon-zip demo
 all: build
 
 setup:
@@ -73,15 +73,24 @@ $(BUILD)/fuzz/fuzz_png: tests/c/fuzz_png.c csrc/core/png.c csrc/core/status.c
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc $^ -lz -lm -o $@
 
 # ---- tests ----
-test-c: $(BUILD)/opt/test_core $(BUILD)/san/test_core $(BUILD)/fuzz/fuzz_cache $(BUILD)/fuzz/fuzz_png
+# Five runs that make -j 2 (as `make test` calls it) runs two at a time, each run's output kept together (-O).
+# A fuzzer's log is cut to its last lines, keeping its exit status (a crash it finds fails the run).
+test-c: test-c-opt test-c-san test-c-valgrind test-c-fuzz-cache test-c-fuzz-png
+test-c-opt: $(BUILD)/opt/test_core
 	OMP_NUM_THREADS=2 $(BUILD)/opt/test_core
+test-c-san: $(BUILD)/san/test_core
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=2 $(BUILD)/san/test_core --skip-long
-	# reads of uninitialised memory, which ASan does not see (seconds for sand; the others take minutes)
+# reads of uninitialised memory, which ASan does not see (seconds for sand; the others take minutes)
+test-c-valgrind: $(BUILD)/opt/test_core
 	OMP_NUM_THREADS=1 valgrind -q --error-exitcode=3 $(BUILD)/opt/test_core --skip-long sand/
+test-c-fuzz-cache: $(BUILD)/fuzz/fuzz_cache
 	@mkdir -p $(BUILD)/fuzz/corpus
-	$(BUILD)/fuzz/fuzz_cache -max_total_time=30 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds 2>&1 | tail -2
+	$(BUILD)/fuzz/fuzz_cache -max_total_time=30 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus tests/c/fuzz_seeds \
+	    >$(BUILD)/fuzz/cache.log 2>&1; status=$$?; tail -2 $(BUILD)/fuzz/cache.log; exit $$status
+test-c-fuzz-png: $(BUILD)/fuzz/fuzz_png
 	@mkdir -p $(BUILD)/fuzz/corpus_png
-	$(BUILD)/fuzz/fuzz_png -max_total_time=15 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus_png tests/c/fuzz_seeds_png 2>&1 | tail -2
+	$(BUILD)/fuzz/fuzz_png -max_total_time=15 -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus_png tests/c/fuzz_seeds_png \
+	    >$(BUILD)/fuzz/png.log 2>&1; status=$$?; tail -2 $(BUILD)/fuzz/png.log; exit $$status
 
 fuzz: $(BUILD)/fuzz/fuzz_cache $(BUILD)/fuzz/fuzz_png build
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus_png
@@ -101,7 +110,7 @@ test-python: build
 	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider -n 2 --durations=15 .
 	# again on Python 3.13 with NumPy 2 (the interpreter of the bpy 5.2 venv; the tests never import bpy),
 	# without the long physical runs, which check the solvers rather than the interpreter
-	cd tests/python && ../../.venv/bpy-5.2/bin/python -m pytest -q -p no:cacheprovider -m "not physics_long" .
+	cd tests/python && ../../.venv/bpy-5.2/bin/python -m pytest -q -p no:cacheprovider -n 2 -m "not physics_long" .
 
 test-blender: build extension
 	bash tests/blender/run.sh
@@ -114,7 +123,7 @@ extension: wheels .venv/bpy-5.0/.stamp
 	$(PYTHON) scripts/make_extension.py
 
 test: setup
-	$(MAKE) -j 2 test-c   # -j: the optimised, sanitizer and fuzzing builds side by side (the tests still run one by one)
+	$(MAKE) -j 2 -O test-c   # -j: the builds side by side, then the five runs two at a time
 	$(MAKE) test-python
 	$(MAKE) test-blender
 

@@ -12,6 +12,7 @@ that Blender itself loads), strips their symbols (libopenvdb alone is 125 MB wit
 wheel with the oldest glibc its symbols need; `auditwheel show` must then find it consistent with that
 tag. Writes dist/wheels/tsubu_core-<version>-cp3XX-cp3XX-manylinux_*.whl and prints their paths.
 """
+import concurrent.futures
 import glob
 import os
 import re
@@ -79,8 +80,10 @@ def build(tag, version):
 def main():
     version = re.search(r'__version__ = "([^"]+)"', open(os.path.join(PACKAGE, "__init__.py")).read()).group(1)
     os.makedirs(OUT, exist_ok=True)
-    for tag in TAGS:
-        print(build(tag, version))
+    # side by side: each is mostly auditwheel compressing and stripping the bundled libraries on one core
+    with concurrent.futures.ThreadPoolExecutor(len(TAGS)) as pool:
+        for wheel in pool.map(lambda tag: build(tag, version), TAGS):
+            print(wheel)
 
 
 if __name__ == "__main__":
