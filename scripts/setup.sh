@@ -30,8 +30,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # One venv per Blender Python module: 4.2, 4.5 and 5.0 on Debian's Python 3.11, 5.2 on
-# Python 3.13; build venvs for the core's wheels (3.11, 3.13); and one with Taichi for the
-# elastoplastic benchmark's MLS-MPM peer. The stamp holds the requirements it was made from.
+# Python 3.13; build venvs for the core's wheels (3.11, 3.13); one with Taichi for the
+# elastoplastic benchmark's MLS-MPM peer and one with splashsurf for the surface benchmark's.
+# The stamp holds the requirements it was made from.
 PYTHON313=$(scripts/python-3.13)
 make_venv() {
     local venv=".venv/$1" req="scripts/requirements-$1.txt" python="$3"
@@ -57,6 +58,7 @@ make_venv bpy-5.2 "bpy 5.2 on Python 3.13, this downloads about 400 MB once" "$P
 make_venv build-3.11 "the core's wheel tools for Python 3.11" /usr/bin/python3 & pids+=($!)
 make_venv build-3.13 "the core's build tools for Python 3.13" "$PYTHON313" & pids+=($!)
 make_venv taichi "Taichi for a benchmark's peer, about 60 MB once" /usr/bin/python3 & pids+=($!)
+make_venv splashsurf "splashsurf for a benchmark's peer, a few MB once" /usr/bin/python3 & pids+=($!)
 failed=0
 for pid in "${pids[@]}"; do
     wait "$pid" || failed=1

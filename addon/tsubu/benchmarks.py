@@ -299,10 +299,9 @@ def _liggghts(n, procs):
     return int(atoms), int(atoms) * int(steps) / float(seconds)
 
 
-def _surface_rate(n, shape, method):
-    """One surface frame of n particles (radius 1 cm, jittered lattice): a cube of liquid or a shallow pool
-    four particles deep (the most surface per particle). Prints JSON: seconds and active voxels."""
-    import json
+def _surface_particles(n, shape):
+    """n particles of radius 1 cm on a jittered lattice: a cube of liquid, or a shallow pool four particles deep
+    (the most surface per particle)."""
     r = 0.01
     if shape == "cube":
         pos = _block(n, spacing=2 * r)
@@ -311,19 +310,52 @@ def _surface_rate(n, shape, method):
         i = np.arange(n)
         pos = np.stack([i % side, (i // side) % side, i // side // side], axis=1).astype(np.float32) * 2 * r
         pos += np.random.default_rng(1).uniform(0, 0.4 * r, pos.shape).astype(np.float32)
-    _core.surface_level_set(pos[:1000], r, 2.0, 0.5, 4, method)  # load OpenVDB before timing
-    best = None
+    return pos
+
+
+def _surface_rate(n, shape, method):
+    """One surface frame of `_surface_particles(n, shape)`. Prints JSON: seconds, active voxels, and the seconds
+    OpenVDB's Volume to Mesh then takes on the grid (what Blender does to show it), best of two."""
+    import json
+    pos = _surface_particles(n, shape)
+    _core.surface_level_set(pos[:1000], 0.01, 2.0, 0.5, 4, method)  # load OpenVDB before timing
+    best = mesh = None
     for _ in range(2):
         t = time.perf_counter()
-        g = _core.surface_level_set(pos, r, 2.0, 0.5, 4, method)
+        g = _core.surface_level_set(pos, 0.01, 2.0, 0.5, 4, method)
         seconds = time.perf_counter() - t
+        t = time.perf_counter()
+        g.to_mesh()
+        meshing = time.perf_counter() - t
         best = seconds if best is None else min(best, seconds)
-    print(json.dumps({"seconds": best, "voxels": g.active_voxels}))
+        mesh = meshing if mesh is None else min(mesh, meshing)
+    print(json.dumps({"seconds": best, "voxels": g.active_voxels, "mesh_seconds": mesh}))
+
+
+def _splashsurf_seconds(n, shape, threads):
+    """The peer of the anisotropic surface: splashsurf (pysplashsurf, in the venv setup.sh makes) on the same
+    particles at the same resolution (support 4 r, cubes of r / 2), its marching-cubes mesh included; best of two.
+    None if that venv is missing."""
+    import json
+    import subprocess
+    python = _peer_python("splashsurf", "TSUBU_SPLASHSURF_PYTHON")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "splashsurf_surface.py")
+    if not python or not os.path.exists(script):
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "particles.npy")
+        np.save(path, _surface_particles(n, shape))
+        out = subprocess.run([python, script, path, "0.01"], capture_output=True, text=True,
+                             env=dict(os.environ, RAYON_NUM_THREADS=str(threads)))
+    if out.returncode != 0:
+        raise RuntimeError(f"splashsurf peer failed: {out.stderr.strip()[-500:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
 
 
 def bench_surface():
     """The liquid surface per frame (csrc/core/surface*.c), both methods, 1 and 2 threads, at the
-    default settings (voxels of half the particle radius; spheres of twice it, 4 smoothing passes)."""
+    default settings (voxels of half the particle radius; spheres of twice it, 4 smoothing passes); beside
+    the anisotropic one, in the same run, splashsurf on the same particles (scripts/splashsurf_surface.py)."""
     rate = {}
     for n in (50_000, 200_000, 1_000_000):
         for shape in ("cube", "pool"):
@@ -333,7 +365,12 @@ def bench_surface():
                     rate[n, shape, method, threads] = n / r["seconds"] / threads
                     print(f"surface {shape:>4} n={n:>8} {method:>11} threads={threads}: {r['seconds']:6.2f} s, "
                           f"{rate[n, shape, method, threads] / 1e6:5.2f} M particles/s per core "
-                          f"({r['voxels']} active voxels)", flush=True)
+                          f"({r['voxels']} active voxels; Volume to Mesh {r['mesh_seconds']:.2f} s)", flush=True)
+                    if method == "anisotropic":
+                        peer = _splashsurf_seconds(n, shape, threads)
+                        print(f"  splashsurf, same particles and resolution, its mesh included: "
+                              + (f"{peer:6.2f} s" if peer is not None else
+                                 "not installed (scripts/setup.sh makes .venv/splashsurf)"), flush=True)
     print(f"surface: {rate[200_000, 'pool', 'anisotropic', 1] / 1e6:.2f} M particles/s per core "
           "(anisotropic, 200k-particle pool, 1 thread)")
 
@@ -570,11 +607,12 @@ def _elastoplastic_cube(n, substeps=10):
                       "dt": default_dt, "ms_per_second": ms / default_dt}))
 
 
-def _taichi_python():
-    """The interpreter of the Taichi venv setup.sh makes (TSUBU_TAICHI_PYTHON overrides), or None."""
+def _peer_python(venv, variable):
+    """The interpreter of a peer's venv that setup.sh makes (.venv/<venv>; the environment variable overrides),
+    or None."""
     here = os.path.dirname(os.path.abspath(__file__))
-    default = os.path.join(here, "..", "..", ".venv", "taichi", "bin", "python")
-    path = os.environ.get("TSUBU_TAICHI_PYTHON", default)
+    default = os.path.join(here, "..", "..", ".venv", venv, "bin", "python")
+    path = os.environ.get(variable, default)
     return path if os.path.exists(path) else None
 
 
@@ -584,7 +622,7 @@ def bench_elastoplastic():
     import json
     import subprocess
     last = None
-    taichi = _taichi_python()
+    taichi = _peer_python("taichi", "TSUBU_TAICHI_PYTHON")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "taichi_mpm_jelly.py")
     for n in (4096, 17_576, 97_336):
         for threads in (1, 2):
