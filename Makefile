@@ -134,6 +134,9 @@ bench: build $(BUILD)/opt/bench_core
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench water
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench sand
 	PYTHONPATH=addon $(PYTHON) -m tsubu bench fracture
+	PYTHONPATH=addon $(PYTHON) -m tsubu bench surface
+	PYTHONPATH=addon $(PYTHON) -m tsubu bench erosion
+	PYTHONPATH=addon $(PYTHON) -m tsubu bench elastoplastic
 
 demo: setup
 	$(MAKE) build
