@@ -123,7 +123,7 @@ extension: wheels .venv/bpy-5.0/.stamp
 	$(PYTHON) scripts/make_extension.py
 
 test: setup
-	$(MAKE) -j 2 -O test-c   # -j: the builds side by side, then the five runs two at a time
+	$(MAKE) -j 2 -O --no-print-directory test-c   # -j: the builds side by side, then the five runs two at a time
 	$(MAKE) test-python
 	$(MAKE) test-blender
 
