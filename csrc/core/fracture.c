@@ -82,7 +82,7 @@ struct ts_fracture {
     int near_stale;                /* 1: build before the next step (new or restored state) */
     spring *springs;
     size_t n_springs, broken;
-    uint32_t *adj_start, *adj;     /* springs of each element */
+    uint32_t *adj_start, *adj;     /* springs of each element, as spring << 1 | 1 where the element is its b */
     double *spring_force, *spring_torque;  /* 3 (on a) and 6 (a, b) per spring */
     double *break_energy;          /* this step, per spring */
     int levels;
@@ -475,7 +475,15 @@ static ts_status build_adjacency(ts_fracture *f, ts_error *err)
         ends[k] = (ts_edge){f->springs[k].a, f->springs[k].b};
     failed = failed || ts_edge_incidence(f->el.n, ends, f->n_springs, &f->adj_start, &f->adj) < 0;
     free(ends);
-    return failed ? ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", f->n_springs) : TS_OK;
+    if (failed)
+        return ts_fail(err, TS_ERR_NOMEM, "fracture: out of memory for %zu springs", f->n_springs);
+    if (f->n_springs > UINT32_MAX / 2)
+        return ts_fail(err, TS_ERR_INVALID, "fracture: %zu springs are more than it takes", f->n_springs);
+    /* the side with the spring: the force pass then never reads the spring itself */
+    for (size_t i = 0; i < f->el.n; i++)
+        for (uint32_t k = f->adj_start[i]; k < f->adj_start[i + 1]; k++)
+            f->adj[k] = f->adj[k] << 1 | (uint32_t)(f->springs[f->adj[k]].a != i);
+    return TS_OK;
 }
 
 /* The springs' dashpot and their own stable step. An element's springs act
@@ -493,7 +501,7 @@ static void bond_dashpot_and_step(ts_fracture *f)
     for (size_t i = 0; i < f->el.n; i++) {
         double rot = 0, trans = 0;
         for (uint32_t k = f->adj_start[i]; k < f->adj_start[i + 1]; k++) {
-            double lever = 0.5 * f->springs[f->adj[k]].length0;
+            double lever = 0.5 * f->springs[f->adj[k] >> 1].length0;
             rot += lever * lever / f->I, trans += 1.0 / f->M;
         }
         per_unit = fmax(per_unit, fmax(rot, trans));
@@ -748,13 +756,25 @@ static spring_strain strain_of(const ts_fracture *f, const spring *s, ts_vec3 d)
 }
 
 /* Does the spring break? Each measure against its limit x p_i (set in set_strengths, raised by what the
- * object's own weight takes in settle_under_own_weight). */
-static int spring_breaks(const ts_fracture *f, const spring *s, ts_vec3 d)
+ * object's own weight takes in settle_under_own_weight): strain_of's tests with its divisions multiplied out
+ * (it runs for every spring at every step; the divisions were a third of its time). d = x_b - x_a; rest_a,
+ * rest_b: the rest vector turned with each element. */
+static int spring_breaks(const ts_fracture *f, const spring *s, ts_vec3 d, ts_vec3 rest_a, ts_vec3 rest_b)
 {
     if (f->settling)
         return 0;
-    spring_strain e = strain_of(f, s, d);
-    return e.stretch > s->stretch_max || e.cos_bend < s->cos_bend || e.cos_twist < s->cos_twist;
+    const double L2 = ts_v3_dot(d, d), L = sqrt(L2);
+    if (fabs(L - s->length0) > s->stretch_max)
+        return 1;
+    /* cos_bend = min(rest_a . d, rest_b . d) / (L0 L) */
+    if (fmin(ts_v3_dot(rest_a, d), ts_v3_dot(rest_b, d)) < s->cos_bend * s->length0 * L)
+        return 1;
+    /* cos_twist = u_a . u_b / (|u_a| |u_b|), the turned perp vectors with their part along d taken out */
+    ts_vec3 ua = rotate(f, s->a, s->perp), ub = rotate(f, s->b, s->perp);
+    const double inv_L2 = 1.0 / L2;
+    ua = ts_v3_sub(ua, ts_v3_scale(d, ts_v3_dot(ua, d) * inv_L2));
+    ub = ts_v3_sub(ub, ts_v3_scale(d, ts_v3_dot(ub, d) * inv_L2));
+    return ts_v3_dot(ua, ub) < s->cos_twist * sqrt(ts_v3_dot(ua, ua) * ts_v3_dot(ub, ub));
 }
 
 /* Eq. 7, F = -k_p dx, with dx measured between the points of the two
@@ -774,10 +794,10 @@ static size_t spring_pass(ts_fracture *f)
             continue;
         }
         ts_vec3 xa = element_pos(f, s->a), xb = element_pos(f, s->b);
-        ts_vec3 ra = rotate(f, s->a, ts_v3_scale(s->rest, 0.5));
-        ts_vec3 rb = rotate(f, s->b, ts_v3_scale(s->rest, -0.5));
+        const ts_vec3 rest_a = rotate(f, s->a, s->rest), rest_b = rotate(f, s->b, s->rest);
+        ts_vec3 ra = ts_v3_scale(rest_a, 0.5), rb = ts_v3_scale(rest_b, -0.5); /* halving is exact */
         ts_vec3 dx = ts_v3_sub(ts_v3_add(xb, rb), ts_v3_add(xa, ra));
-        if (spring_breaks(f, s, ts_v3_sub(xb, xa))) {
+        if (spring_breaks(f, s, ts_v3_sub(xb, xa), rest_a, rest_b)) {
             s->broken = 1;          /* for good: it never acts again */
             newly_broken++;
             f->break_energy[k] = 0.5 * f->k_p * ts_v3_dot(dx, dx);
@@ -862,9 +882,9 @@ static void element_forces(ts_fracture *f, size_t i, double frame_s)
 {
     ts_vec3 F = ts_v3_scale(ts_v3(f->p.gravity[0], f->p.gravity[1], f->p.gravity[2]), f->M), T = ts_v3(0, 0, 0);
     for (uint32_t k = f->adj_start[i]; k < f->adj_start[i + 1]; k++) {
-        uint32_t s = f->adj[k];
+        const uint32_t s = f->adj[k] >> 1;
         const double *Fs = f->spring_force + 3 * s, *Ts = f->spring_torque + 6 * s;
-        int is_a = f->springs[s].a == i;
+        const int is_a = !(f->adj[k] & 1);
         double sign = is_a ? 1.0 : -1.0;
         F = ts_v3_add(F, ts_v3(sign * Fs[0], sign * Fs[1], sign * Fs[2]));
         T = ts_v3_add(T, is_a ? ts_v3(Ts[0], Ts[1], Ts[2]) : ts_v3(Ts[3], Ts[4], Ts[5]));
