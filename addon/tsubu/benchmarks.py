@@ -299,10 +299,13 @@ def _liggghts(n, procs):
     return int(atoms), int(atoms) * int(steps) / float(seconds)
 
 
+SURFACE_RADIUS = 0.01  # the surface benchmark's particles: 1 cm
+
+
 def _surface_particles(n, shape):
-    """n particles of radius 1 cm on a jittered lattice: a cube of liquid, or a shallow pool four particles deep
-    (the most surface per particle)."""
-    r = 0.01
+    """n particles of radius SURFACE_RADIUS on a jittered lattice: a cube of liquid, or a shallow pool four
+    particles deep (the most surface per particle)."""
+    r = SURFACE_RADIUS
     if shape == "cube":
         pos = _block(n, spacing=2 * r)
     else:
@@ -318,11 +321,11 @@ def _surface_rate(n, shape, method):
     OpenVDB's Volume to Mesh then takes on the grid (what Blender does to show it), best of two."""
     import json
     pos = _surface_particles(n, shape)
-    _core.surface_level_set(pos[:1000], 0.01, 2.0, 0.5, 4, method)  # load OpenVDB before timing
+    _core.surface_level_set(pos[:1000], SURFACE_RADIUS, 2.0, 0.5, 4, method)  # load OpenVDB before timing
     best = mesh = None
     for _ in range(2):
         t = time.perf_counter()
-        g = _core.surface_level_set(pos, 0.01, 2.0, 0.5, 4, method)
+        g = _core.surface_level_set(pos, SURFACE_RADIUS, 2.0, 0.5, 4, method)
         seconds = time.perf_counter() - t
         t = time.perf_counter()
         g.to_mesh()
@@ -339,13 +342,13 @@ def _splashsurf_seconds(n, shape, threads):
     import json
     import subprocess
     python = _peer_python("splashsurf", "TSUBU_SPLASHSURF_PYTHON")
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "splashsurf_surface.py")
+    script = _script("splashsurf_surface.py")
     if not python or not os.path.exists(script):
         return None
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "particles.npy")
         np.save(path, _surface_particles(n, shape))
-        out = subprocess.run([python, script, path, "0.01"], capture_output=True, text=True,
+        out = subprocess.run([python, script, path, str(SURFACE_RADIUS)], capture_output=True, text=True,
                              env=dict(os.environ, RAYON_NUM_THREADS=str(threads)))
     if out.returncode != 0:
         raise RuntimeError(f"splashsurf peer failed: {out.stderr.strip()[-500:]}")
@@ -607,6 +610,11 @@ def _elastoplastic_cube(n, substeps=10):
                       "dt": default_dt, "ms_per_second": ms / default_dt}))
 
 
+def _script(name):
+    """A script of the repository's scripts/ folder (the benchmarks' peers)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", name)
+
+
 def _peer_python(venv, variable):
     """The interpreter of a peer's venv that setup.sh makes (.venv/<venv>; the environment variable overrides),
     or None."""
@@ -623,7 +631,7 @@ def bench_elastoplastic():
     import subprocess
     last = None
     taichi = _peer_python("taichi", "TSUBU_TAICHI_PYTHON")
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "taichi_mpm_jelly.py")
+    script = _script("taichi_mpm_jelly.py")
     for n in (4096, 17_576, 97_336):
         for threads in (1, 2):
             r = _in_process(f"_elastoplastic_cube({n})", threads, "elastoplastic")
