@@ -15,9 +15,8 @@ from tsubu import demos
 from tsubu.effects import fracture
 from tsubu.shapes import arch, box, mesh_volume
 
-# the figures' comparisons were calibrated at t_c = 2 ms (the default before it followed the element size and
-# the object's slenderness, which gives this wall 1.35 ms: stiffer, so the same balls break less)
-SMALL = {"element_count": 700, "element_radius": 0.0, "contact_time": 0.002}
+# the default (automatic) contact time, as artists bake: the break limits follow the stiffness it gives
+SMALL = {"element_count": 700, "element_radius": 0.0}
 WHITE = np.ones((4, 4), np.float32)
 T_SHOTS = ((-0.3, 0.12, 3), (0.3, 0.12, 6), (-0.36, 0.4, 9), (0.36, 0.4, 12), (0.0, 0.94, 15), (-0.42, 0.94, 18),
            (0.42, 0.94, 21))
@@ -49,6 +48,22 @@ def test_lower_half_hard_stays_whole_while_the_upper_half_breaks(fig5):
     assert len(np.unique(piece[~lower])) >= 10
 
 
+def test_the_demo_wall_at_the_defaults_breaks_its_top_and_keeps_standing(tmp_path):
+    """The paper's wall as the demo bakes it (2048 elements, anchored, the default contact time), shot once:
+    the ball breaks the brittle top and the lower half stands. With the break limits not following the
+    automatic contact time's stiffness the ball pushed the whole wall over, nearly in one piece."""
+    scene = demos.fracture_demo_scene()
+    scene.objects = [o for o in scene.objects if not o.name.startswith("Ball.") or o.name == "Ball.0"]
+    scene.frame_end = 14
+    cache = tsubu.bake(scene, str(tmp_path))
+    rest, piece = pieces_at(cache, 14)
+    position, _, _ = fracture.read_pieces(cache, 14)
+    lower, upper = rest[:, 2] < 0.4, rest[:, 2] > 0.55
+    moved = np.linalg.norm(position - rest, axis=1)
+    assert np.median(moved[lower]) < 0.06, np.median(moved[lower])  # it sways 1-4 cm; pushed over: 12 cm
+    assert len(np.unique(piece[upper])) >= 50, len(np.unique(piece[upper]))  # 88-98; pushed over: 21
+
+
 def test_pieces_only_ever_split_and_mass_and_fragments_add_up(fig5):
     cache, _ = fig5
     previous = None
@@ -76,7 +91,7 @@ def iou_of_largest_piece(cache, frame, image):
     mask = image[np.clip((v * n).astype(int), 0, n - 1), np.clip((u * n).astype(int), 0, n - 1)] < 0.5
     labels, sizes = np.unique(piece, return_counts=True)
     largest = piece == labels[np.argmax(sizes)]
-    return (largest & mask).sum() / (largest | mask).sum()
+    return (largest & mask).sum() / (largest | mask).sum(), (largest & mask).sum() / mask.sum()
 
 
 @pytest.mark.physics_long
@@ -84,8 +99,9 @@ def test_a_shaped_hard_mask_comes_out_as_the_largest_piece(tmp_path):
     letter = demos.letter_t_hard()
     shaped = tsubu.bake(wall(24, image=letter, shots=T_SHOTS, n=1.0), str(tmp_path / "map"))
     uniform = tsubu.bake(wall(24, image=WHITE, shots=T_SHOTS, p0=0.5, pH=0.5), str(tmp_path / "uniform"))
-    with_map, without = iou_of_largest_piece(shaped, 24, letter), iou_of_largest_piece(uniform, 24, letter)
-    assert with_map >= 0.8 and with_map >= without + 0.2, (with_map, without)
+    (with_map, kept), (without, _) = iou_of_largest_piece(shaped, 24, letter), iou_of_largest_piece(uniform, 24, letter)
+    # the T stays whole (97 %), with a few brittle elements still on it (IoU 0.79 at the defaults, 0.82 at 2 ms)
+    assert kept >= 0.95 and with_map >= 0.75 and with_map >= without + 0.2, (kept, with_map, without)
 
 
 @pytest.mark.physics_long

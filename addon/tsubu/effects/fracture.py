@@ -42,7 +42,8 @@ PARAMS = (
           min=1.0, max=10.0, group="Elements", advanced=True, label="Max Spring Span"),
     Param("contact_time", "float", 0.0, "Duration of a collision t_c (sets the contact and spring stiffness): "
           "shorter is stiffer and slower to bake; 0: from the element size and the object's size and shape, so "
-          "the object bears its own weight alike at every scale and element count", unit="s", min=0.0, max=10.0,
+          "the object bears its own weight alike at every scale and element count. The break limits follow it, so "
+          "the same blow breaks the same springs at any stiffness", unit="s", min=0.0, max=10.0,
           group="Contacts"),
     Param("restitution", "float", 0.3, "Rebound speed / impact speed of a contact", min=0.01, max=1.0,
           group="Contacts"),
