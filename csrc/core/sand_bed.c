@@ -269,9 +269,16 @@ static int near_region_edge(const ts_sand *s, size_t c)
 ts_status sand_grow_region(ts_sand *s, ts_error *err)
 {
     const double g = gravity_magnitude(s);
+    const double v2_min = 100.0 * s->p.rest_speed * s->p.rest_speed;
     int box[4] = {s->cols.nx, s->cols.ny, -1, -1};
-    size_t n = s->el.n;
+    const size_t n = s->el.n;
+    /* Marking only ever adds region columns, so a DE that marks in the ordered pass below also passes this
+     * test against the region as it was: the tests run in parallel and the pass, in DE order, looks again
+     * at the few that passed (the same columns as one ordered pass over all; a sixth of a step's serial
+     * time on two threads before). may_grow: 0 no, 1 a candidate, 2 a candidate pushing hard and moving. */
+    #pragma omp parallel for schedule(static) if (n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
+        s->may_grow[i] = 0;
         if (s->flags[i] & FLAG_AIRBORNE)
             continue;
         int inside;
@@ -281,9 +288,16 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
         const double *wall = s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6;
         double push = sqrt(wall[0] * wall[0] + wall[1] * wall[1]); /* sideways on the bed around the region */
         double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
-        int pushed = push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0) &&
-                     v2 > 100.0 * s->p.rest_speed * s->p.rest_speed && near_region_edge(s, c);
-        if (pushed || !s->region[c])
+        int hard = push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0) && v2 > v2_min;
+        if ((hard && near_region_edge(s, c)) || !s->region[c])
+            s->may_grow[i] = (uint8_t)(1 + hard);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!s->may_grow[i])
+            continue;
+        int inside;
+        size_t c = column_of(s, s->x[i], s->y[i], &inside);
+        if ((s->may_grow[i] == 2 && near_region_edge(s, c)) || !s->region[c])
             mark_around(s, (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx), GROW_RADIUS, box);
     }
     return box[2] >= 0 ? convert_marked_columns(s, box[0], box[1], box[2], box[3], err) : TS_OK;

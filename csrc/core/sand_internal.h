@@ -123,6 +123,7 @@ struct ts_sand {
     double *own;                 /* per DE: the force and torque summed over its pairs as a (6) */
     element_pairs pairs;
     uint8_t *keep;               /* still holds sand (the compaction after merges) */
+    uint8_t *may_grow;           /* sand_grow_region's candidates */
     int sort_pending;            /* put the DEs in cell order at the next step (the first of a frame) */
     ts_grid grid;                /* cells of 2 r_max, built before each force pass */
     double r_max;                /* largest DE radius at the last grid build */
