@@ -274,8 +274,8 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
     const size_t n = s->el.n;
     /* Marking only ever adds region columns, so a DE that marks in the ordered pass below also passes this
      * test against the region as it was: the tests run in parallel and the pass, in DE order, looks again
-     * at the few that passed (the same columns as one ordered pass over all; a sixth of a step's serial
-     * time on two threads before). may_grow: 0 no, 1 a candidate, 2 a candidate pushing hard and moving. */
+     * at the few that passed - the same columns as one ordered pass over all DEs, which was serial.
+     * may_grow: 0 no, 1 a candidate, 2 a candidate pushing hard and moving. */
     #pragma omp parallel for schedule(static) if (n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
         s->may_grow[i] = 0;
