@@ -64,7 +64,6 @@ struct ts_fracture {
     char name[64];
     ts_particles el;               /* el.n elements, fixed; the arrays below are registered in it */
     double r, M, I, k, c, k_p, c_p, k_wall, c_wall;
-    double limit_scale;            /* the break limits at this stiffness: see impact_limit_scale */
     double dt_bonds;               /* stable step of the stiffest element's springs */
     double *x, *y, *z, *vx, *vy, *vz, *wx, *wy, *wz;
     ts_quat *q;
@@ -429,6 +428,20 @@ static double spring_grey(const ts_brittleness_map *map, ts_vec3 a, ts_vec3 b)
     return fmin(fmax(g, 0.0), 1.0);
 }
 
+/* The break limits are the paper's, for its wall's stiffness: elements of 1.7 cm and t_c = 2 ms, the values
+ * every preset and the paper-figure tests were set at. A blow (an impulse J) strains the model by about
+ * J t_c / (M r): a stiffer model (a shorter t_c, automatic or given) strains less under the same blow. The
+ * limits are scaled by (t_c / r) / (2 ms / 1.7 cm), so that the same blow breaks the same springs at any
+ * stiffness and element count. Without it the automatic t_c (1 ms for the paper's wall) made every wall four
+ * times as stiff and about twice as hard to break: the demo's first ball pushed the whole wall over instead
+ * of breaking its brittle top. (The raise by the self-weight strain, after settling, comes on top.) */
+#define LIMIT_CONTACT_TIME 0.002
+#define LIMIT_RADIUS 0.017
+static double impact_limit_scale(const ts_fracture *f)
+{
+    return (f->law.contact_time * LIMIT_RADIUS) / (f->r * LIMIT_CONTACT_TIME);
+}
+
 /* §3.2 and §4: levels (the hard level first when there is a map) and p_i by eq. 1. Grey values between the
  * hard threshold and white lift a spring's strength toward p0 in proportion to their darkness. */
 static ts_status set_strengths(ts_fracture *f, const ts_brittleness_map *map, ts_error *err)
@@ -452,13 +465,14 @@ static ts_status set_strengths(ts_fracture *f, const ts_brittleness_map *map, ts
     int H = 0;
     if (st == TS_OK)
         st = ts_bond_levels(f->el.n, ends, length, hard, m, level, &H, err);
+    const double limit_scale = impact_limit_scale(f);
     for (size_t i = 0; st == TS_OK && i < m; i++) {
         spring *s = &f->springs[i];
         s->level = level[i];
         s->p = ts_bond_strength(level[i], H, f->p.p0, f->p.pH, f->p.n);          /* eq. 1 */
         if (!hard[i])
             s->p = grey[i] * s->p + (1.0 - grey[i]) * f->p.p0;
-        const double p = s->p * f->limit_scale;
+        const double p = s->p * limit_scale;
         s->stretch_max = f->p.strain_limit * p * s->length0;
         s->cos_bend = cos(fmin(f->p.bend_limit * p, M_PI));
         s->cos_twist = cos(fmin(f->p.twist_limit * p, M_PI));
@@ -592,20 +606,6 @@ static double automatic_contact_time(const ts_fracture *f, const ts_fracture_obj
            fmin(1.0, thickness / (SLENDER * size));
 }
 
-/* The break limits are the paper's, for its wall's stiffness: elements of 1.7 cm and t_c = 2 ms, the values
- * every preset and the paper-figure tests were set at. A blow (an impulse J) strains the model by about
- * J t_c / (M r): a stiffer model (a shorter t_c, automatic or given) strains less under the same blow. The
- * limits are scaled by (t_c / r) / (2 ms / 1.7 cm), so that the same blow breaks the same springs at any
- * stiffness and element count. Without it the automatic t_c (1 ms for the paper's wall) made every wall four
- * times as stiff and about twice as hard to break: the demo's first ball pushed the whole wall over instead
- * of breaking its brittle top. (The raise by the self-weight strain, after settling, comes on top.) */
-#define LIMIT_CONTACT_TIME 0.002
-#define LIMIT_RADIUS 0.017
-static double impact_limit_scale(const ts_fracture *f)
-{
-    return (f->law.contact_time * LIMIT_RADIUS) / (f->r * LIMIT_CONTACT_TIME);
-}
-
 static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
 {
     ts_mass_properties mp;
@@ -624,7 +624,6 @@ static ts_status size_elements(ts_fracture *f, const ts_fracture_object *o, ts_e
     f->I = fmax(f->M * s * s / 6.0, 0.4 * f->M * f->r * f->r);
     if (f->p.contact_time == 0.0)
         f->law.contact_time = automatic_contact_time(f, o);
-    f->limit_scale = impact_limit_scale(f);
     ts_contact_coefficients(&f->law, 0.5 * f->M, &f->k, &f->c);
     ts_contact_coefficients(&f->law, f->M, &f->k_wall, &f->c_wall);
     f->k_p = f->p.bond_stiffness * f->k;
