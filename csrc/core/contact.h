@@ -15,6 +15,21 @@
  * damping of a linear oscillator whose rebound speed is e_n times its
  * approach speed; we use c = -2 m_eff ln(e_n) / t_c so that e_n means what
  * it says (tests/c/test_contact.c measures the rebound).
+ *
+ * A second: the tangential spring and dashpot are 2/7 of the normal ones
+ * (k_t = 2/7 k_n, c_t = 2/7 c_n) where eqs A-9 and A-10 make them equal. At
+ * a contact between spheres the tangential motion moves 7/2 times less
+ * inertia than the normal one (the spheres turn as well as slide: 1/m +
+ * r^2/I = 7/2 /m), so with k_t = k_n it rings sqrt(7/2) times faster, and a
+ * DE's spin against its twelve neighbours in a packed layer is damped ten
+ * times as fast as its contacts: at ten steps per contact time the explicit
+ * step amplifies that spin instead of damping it (its factor per step goes
+ * past -1), and Coulomb's cap, which grows with the load, stops it only near
+ * the surface - deep DEM layers crept and collapsed under their own weight
+ * (tests/c/test_sand.c, deep_layer_stays_at_rest). At 2/7 the tangential
+ * oscillation has the normal one's period and damping ratio, the usual DEM
+ * choice; static friction, which decides how sand piles and bears, is
+ * Coulomb's mu either way.
  */
 #ifndef TSUBU_CONTACT_H
 #define TSUBU_CONTACT_H
@@ -57,6 +72,8 @@ typedef struct ts_contact_result {
  * (rotated into the current tangent plane, integrated, and shortened when the
  * contact slides). Body 2 computing its own side with -u_n and -v_c gets
  * exactly the opposite force. Inline: it runs for every contact of every step. */
+#define TS_TANGENTIAL_SHARE (2.0 / 7.0) /* k_t / k_n and c_t / c_n (see above) */
+
 static inline ts_contact_result ts_contact_force(const ts_contact_law *law, double k, double c, double d_n,
                                                  ts_vec3 u_n, ts_vec3 v_c, double dt, ts_vec3 *d_t)
 {
@@ -76,11 +93,12 @@ static inline ts_contact_result ts_contact_force(const ts_contact_law *law, doub
     }
     *d_t = ts_v3_add(*d_t, ts_v3_scale(v_t, dt));               /* eq. A-4 */
 
-    ts_vec3 F_t = ts_v3_add(ts_v3_scale(*d_t, k), ts_v3_scale(v_t, c)); /* eq. A-8 */
+    const double k_t = TS_TANGENTIAL_SHARE * k, c_t = TS_TANGENTIAL_SHARE * c;
+    ts_vec3 F_t = ts_v3_add(ts_v3_scale(*d_t, k_t), ts_v3_scale(v_t, c_t)); /* eq. A-8 */
     double F_t2 = ts_v3_dot(F_t, F_t), limit = law->friction * fabs(F_n);
     if (F_t2 > limit * limit) { /* sliding, eq. A-6: the spring holds only what friction allows */
         F_t = ts_v3_scale(F_t, limit / sqrt(F_t2));
-        *d_t = ts_v3_scale(ts_v3_sub(F_t, ts_v3_scale(v_t, c)), 1.0 / k);
+        *d_t = ts_v3_scale(ts_v3_sub(F_t, ts_v3_scale(v_t, c_t)), 1.0 / k_t);
     }
     ts_contact_result r;
     r.tangential = F_t;

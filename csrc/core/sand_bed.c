@@ -96,6 +96,14 @@ static int site_is_free(const ts_sand *s, ts_vec3 p, double r)
 }
 
 
+/* The height between two layers whose DEs (touching at 2r, a square layer's
+ * diagonal sqrt 2 r apart across) overlap by `overlap`. */
+static double layer_height(double r, double overlap)
+{
+    double d = fmax(2.0 * r - overlap, 1.5 * r);
+    return sqrt(d * d - 2.0 * r * r);
+}
+
 /* §4.2: turn the columns marked 2 in s->region into DEs, the sand between
  * each column's surface and the floor `depth` below shared equally among
  * the new DEs (volume exact); marks become 1. The DEs sit in an FCC lattice
@@ -104,11 +112,18 @@ static int site_is_free(const ts_sand *s, ts_vec3 p, double r)
  * apart, each layer in the hollows of the one below. Aligned so, the lower
  * layers reach the region's edges and the upper ones rest on four DEs even
  * there, so a fresh region does not crumble at its sides. Each column's
- * layers start on its floor, and no DE is placed into one already there. */
+ * layers hang from its surface, and no DE is placed into one already there. */
 static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int j1, ts_error *err)
 {
-    const double r = s->p.element_radius, cell = s->p.cell_size, layer = M_SQRT2 * r;
+    const double r = s->p.element_radius, cell = s->p.cell_size;
     const int nx = s->cols.nx;
+    /* Each layer is laid squeezed by the weight it carries, so a fresh region starts at rest instead of sagging
+     * and shaking as it loads its contacts. A DE of layer k (of n, from the floor) passes the weight of n - k
+     * DEs down through four contacts at 45 degrees, each pressed (n - k) m g / (2 sqrt 2) with k_n = K0 m / 2
+     * (eq. A-9, m_eff = m / 2): the overlap is (n - k) g / (sqrt 2 K0), the DE mass dropping out; the bottom
+     * DE rests on the floor alone, k_n = K0 m: n g / K0 per layer carried. */
+    const double g = gravity_magnitude(s);
+    const double squeeze_pair = g / (M_SQRT2 * s->K0), squeeze_floor = g / s->K0;
     ts_status st = sand_build_grid(s, err);
     if (st != TS_OK)
         return st;
@@ -121,8 +136,22 @@ static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int 
                 continue;
             double top = s->bed[c], floor_z = top - s->depth;
             double xa = s->cols.x0 + i * cell, ya = s->cols.y0 + j * cell;
-            for (long k = 0; floor_z + r + k * layer + r <= top; k++) {
-                double shift = (k & 1) ? r : 0.0, z = floor_z + r + k * layer;
+            /* the layers hang from the surface: the top layer's DEs reach it, so an object finds the sand where
+             * the bed beside shows it; the floor goes under the lowest layer, within a layer of `depth` */
+            long layers = 0;
+            double z = top - r;
+            while (z - r >= floor_z - 1e-9 * cell) {
+                layers++;
+                z -= layer_height(r, (double)layers * squeeze_pair);
+            }
+            if (layers > 0) {
+                z += layer_height(r, (double)layers * squeeze_pair); /* the lowest layer's centres */
+                floor_z = z - r + (double)layers * squeeze_floor;
+            }
+            for (long k = 0; k < layers; k++) {
+                double shift = (k & 1) ? r : 0.0;
+                if (k > 0)
+                    z += layer_height(r, (double)(layers - k) * squeeze_pair);
                 /* lattice indices from the column's corner; eps keeps a site on a
                  * column's edge in exactly one column despite rounding */
                 const double eps = 1e-9 * cell;
@@ -248,16 +277,39 @@ ts_status sand_place_under_objects(ts_sand *s, ts_error *err)
     return TS_OK;
 }
 
-static int near_region_edge(const ts_sand *s, size_t c)
+/* The highest bed column beside column c outside the region, or -HUGE_VAL when c is not at the region's edge. */
+static double edge_bed_top(const ts_sand *s, size_t c)
 {
     const int nx = s->cols.nx, ny = s->cols.ny, i = (int)(c % (size_t)nx), j = (int)(c / (size_t)nx);
+    double top = -HUGE_VAL;
     for (int b = -1; b <= 1; b++)
         for (int a = -1; a <= 1; a++) {
             int u = i + a, v = j + b;
-            if (u >= 0 && v >= 0 && u < nx && v < ny && !s->region[(size_t)u + (size_t)nx * v])
-                return 1;
+            size_t e = (size_t)u + (size_t)nx * v;
+            if (u >= 0 && v >= 0 && u < nx && v < ny && !s->region[e] && s->bed[e] > top)
+                top = s->bed[e];
         }
-    return 0;
+    return top;
+}
+
+/* Does DE i, in column c, push the bed beside the region hard enough to move it, and move? Harder than
+ * grow_force x its weight, as §4.2 asks - plus, below the surface, what the bed there holds: a DE deep in a
+ * packed layer leans on it with the weight of the sand above (such a layer pushes sideways about as hard as
+ * down), and sand gives way only past Rankine's passive pressure K_p rho g depth, over the DE's share of the
+ * wall (vol / cell). Without that share every edge DE deeper than grow_force / K_p cells passed the test as
+ * soon as it moved, and a deep region grew at each stir until it covered the bed, each new block settling and
+ * stirring again. */
+static int pushes_bed_over(const ts_sand *s, size_t i, size_t c, double passive)
+{
+    const double g = gravity_magnitude(s), v2_min = 100.0 * s->p.rest_speed * s->p.rest_speed;
+    const double *wall = s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6;
+    double push = sqrt(wall[0] * wall[0] + wall[1] * wall[1]); /* sideways on the bed around the region */
+    double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
+    const double weight = s->m[i] * (g > 0 ? g : 1.0);
+    if (v2 <= v2_min || push <= s->p.grow_force * weight)
+        return 0;
+    double top = edge_bed_top(s, c), depth = top > s->z[i] ? top - s->z[i] : 0.0;
+    return top > -HUGE_VAL && push > weight * (s->p.grow_force + passive * depth / s->p.cell_size);
 }
 
 /* §4.2: grow the region where a DE at its edge pushes the bed beside it
@@ -268,8 +320,7 @@ static int near_region_edge(const ts_sand *s, size_t c)
  * where no sand flows.) */
 ts_status sand_grow_region(ts_sand *s, ts_error *err)
 {
-    const double g = gravity_magnitude(s);
-    const double v2_min = 100.0 * s->p.rest_speed * s->p.rest_speed;
+    const double sin_phi = sin(s->p.angle_of_repose), passive = (1.0 + sin_phi) / (1.0 - sin_phi);
     int box[4] = {s->cols.nx, s->cols.ny, -1, -1};
     const size_t n = s->el.n;
     /* Marking only ever adds region columns, so a DE that marks in the ordered pass below also passes this
@@ -285,11 +336,8 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
         size_t c = column_of(s, s->x[i], s->y[i], &inside);
         if (!inside)
             continue;
-        const double *wall = s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6;
-        double push = sqrt(wall[0] * wall[0] + wall[1] * wall[1]); /* sideways on the bed around the region */
-        double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
-        int hard = push > s->p.grow_force * s->m[i] * (g > 0 ? g : 1.0) && v2 > v2_min;
-        if ((hard && near_region_edge(s, c)) || !s->region[c])
+        int hard = pushes_bed_over(s, i, c, passive);
+        if (hard || !s->region[c])
             s->may_grow[i] = (uint8_t)(1 + hard);
     }
     for (size_t i = 0; i < n; i++) {
@@ -297,7 +345,7 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
             continue;
         int inside;
         size_t c = column_of(s, s->x[i], s->y[i], &inside);
-        if ((s->may_grow[i] == 2 && near_region_edge(s, c)) || !s->region[c])
+        if ((s->may_grow[i] == 2 && pushes_bed_over(s, i, c, passive)) || !s->region[c])
             mark_around(s, (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx), GROW_RADIUS, box);
     }
     return box[2] >= 0 ? convert_marked_columns(s, box[0], box[1], box[2], box[3], err) : TS_OK;

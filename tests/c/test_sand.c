@@ -218,7 +218,7 @@ static void small_drop_conserves_volume(void)
     for (int j = 9; j < 15; j++)
         for (int i = 9; i < 15; i++)
             under += h[i + 24 * j] / 36.0;
-    CHECK(under < -0.2);
+    CHECK(under < -0.1); /* a dent: -0.16 (-0.2 and more while fresh regions sagged under their own weight) */
 }
 
 /* With the paper's soft contacts (t_c = 0.2 s: k = 7 N/m for its DEs) the
@@ -244,6 +244,24 @@ static void automatic_depth_layer_comes_to_rest(void)
     p.contact_time = 0.05; /* 16 x stiffer: half the crate's height */
     bake_crate(&p, lo, hi, 0.005, -0.5, 2, &st, NULL);
     CHECK_NEAR(st.dem_depth, 5.0, 1e-6);
+}
+
+/* A deep DEM layer (14 layers, bottom contacts squeezed by a sixth of a radius: a 20 cm layer of 2 cm sand at the
+ * automatic contact time, in the paper's units) under a light crate comes to rest within five seconds. With the
+ * tangential spring and dashpot as stiff as the normal ones (eqs A-9, A-10) the explicit step amplified each DE's
+ * spin and the layer crept down under its own weight (DEs still at 0.75 cells/s); laid touching instead of
+ * squeezed by the weight each layer carries it sagged and shook as it was placed (0.47). */
+static void deep_layer_stays_at_rest(void)
+{
+    float lo[3] = {9, 9, 0.3f}, hi[3] = {15, 15, 6.3f};
+    ts_sand_params p = drop_params();
+    p.dem_depth = 10.0, p.friction = 0.5;
+    ts_sand_stats st;
+    bake_crate(&p, lo, hi, 0.005, -0.5, 120, &st, NULL);
+    CHECK(st.elements > 1000);
+    CHECK(st.max_speed < 0.05 * p.split_speed);
+    CHECK(st.region_columns == 100); /* the footprint and its margin: nothing pushed the bed aside */
+    CHECK(st.airborne == 0);
 }
 
 /* The pair pass (each contact computed once, from candidates kept over steps, the partner's share gathered
@@ -430,6 +448,7 @@ const test_case sand_tests[] = {
     {"sand/span_map_of_a_box_and_two", span_map_of_a_box_and_a_ring},
     {"sand/small_drop_conserves_volume", small_drop_conserves_volume},
     {"sand/automatic_depth_layer_comes_to_rest", automatic_depth_layer_comes_to_rest},
+    {"sand/deep_layer_stays_at_rest", deep_layer_stays_at_rest},
     {"sand/pairs_give_each_element_its_contacts", pairs_give_each_element_its_contacts},
     {"sand/avalanches_keep_volume_and_stop_at_the_angle", avalanches_keep_volume_and_stop_at_the_angle},
     {"sand/bad_input_is_named", bad_sand_input_is_named},
