@@ -55,19 +55,25 @@ const float *ts_sand_heights(ts_sand *s)
 
 /* Would a DE at offset (dx, dy) in column (i, j) reach into a neighbour
  * column that stays bed (not in the region, nor being converted)? The bed's
- * side there is a wall: a DE placed through it would be thrown out. */
+ * side there is a wall: a DE placed through it would be thrown out. The
+ * diagonal neighbours count too: a site on a column's corner inside a
+ * region's inner corner sits on the corner edge of the bed column across it,
+ * whose span contact threw it out at a few cells per second as the region
+ * was laid (every region around a round footprint has such corners). */
 static int touches_static_side(const ts_sand *s, int i, int j, double dx, double dy, double r)
 {
-    const double cell = s->p.cell_size;
-    const int step[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
-    const double dist[4] = {dx, cell - dx, dy, cell - dy}; /* a DE just touching the side (to rounding) is fine */
-    for (int e = 0; e < 4; e++) {
-        int u = i + step[e][0], v = j + step[e][1];
-            if (dist[e] >= r * (1.0 - 1e-9) || u < 0 || v < 0 || u >= s->cols.nx || v >= s->cols.ny)
-            continue;
-        if (!s->region[(size_t)u + (size_t)s->cols.nx * v])
-            return 1;
-    }
+    const double cell = s->p.cell_size, reach = r * (1.0 - 1e-9); /* just touching (to rounding) is fine */
+    for (int b = -1; b <= 1; b++)
+        for (int a = -1; a <= 1; a++) {
+            int u = i + a, v = j + b;
+            if ((!a && !b) || u < 0 || v < 0 || u >= s->cols.nx || v >= s->cols.ny ||
+                s->region[(size_t)u + (size_t)s->cols.nx * v])
+                continue;
+            /* from the site to the nearest point of that column's footprint, horizontally */
+            double ex = a < 0 ? dx : (a > 0 ? cell - dx : 0.0), ey = b < 0 ? dy : (b > 0 ? cell - dy : 0.0);
+            if (ex * ex + ey * ey < reach * reach)
+                return 1;
+        }
     return 0;
 }
 
