@@ -240,11 +240,11 @@ create_box 1 domain
 neighbor 0.2 bin
 neigh_modify delay 0
 fix m1 all property/global kn peratomtypepair 1 {k}
-fix m2 all property/global kt peratomtypepair 1 {k}
+fix m2 all property/global kt peratomtypepair 1 {kt}
 fix m3 all property/global gamman_abs peratomtypepair 1 {c}
-fix m4 all property/global gammat_abs peratomtypepair 1 {c}
+fix m4 all property/global gammat_abs peratomtypepair 1 {ct}
 fix m5 all property/global gamman peratomtypepair 1 {c}
-fix m6 all property/global gammat peratomtypepair 1 {c}
+fix m6 all property/global gammat peratomtypepair 1 {ct}
 fix m7 all property/global coefficientFriction peratomtypepair 1 0.1
 pair_style gran model hooke/stiffness tangential history absolute_damping on
 pair_coeff * *
@@ -282,7 +282,9 @@ def _liggghts(n, procs):
     k = m_eff * (math.pi ** 2 + ln_e ** 2) / 0.1 ** 2
     c = -2 * m_eff * ln_e / 0.1
     r, v, steps = SAND_BED_BALL["radius"], SAND_BED_BALL["speed"], SAND_BED_BALL["steps"]
-    text = LIGGGHTS_INPUT.format(L=side, Lb=side - 0.4, k=k, c=c, rho=0.05 / (math.pi / 6), speed=v, steps=steps)
+    # the tangential spring and dashpot at 2/7 of the normal ones, as Tsubu's contact law (csrc/core/contact.h)
+    text = LIGGGHTS_INPUT.format(L=side, Lb=side - 0.4, k=k, c=c, kt=2 * k / 7, ct=2 * c / 7, rho=0.05 / (math.pi / 6),
+                                 speed=v, steps=steps)
     with tempfile.TemporaryDirectory() as folder:
         # the bed's top layer is at about z = 4; the ball's bottom 0.5 above it when the timed run starts
         _sphere_stl(os.path.join(folder, "ball.stl"), (side / 2, side / 2, 4.0 + 0.5 + r + 20 * 0.01 * v), r)
