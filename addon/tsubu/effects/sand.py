@@ -48,8 +48,9 @@ PARAMS = (
     Param("dem_depth", "float", 0.0, "Depth of the moving layer below the surface; 0: half the object's height, "
           "at most what the contacts carry",
           label="DEM Depth", unit="m", min=0.0, max=1000.0, group="Region", automatic="dem_depth"),
-    Param("grow_force", "float", 10.0, "The DEM region grows where an edge DE is pushed by more than this many times "
-          "its weight", min=0.01, max=1e6, group="Region", advanced=True),
+    Param("grow_force", "float", 10.0, "The DEM region grows where a moving edge DE pushes the sand beside it harder "
+          "than this many times its weight (plus, below the surface, the pressure sand there holds)", min=0.01,
+          max=1e6, group="Region", advanced=True),
     Param("rest_force", "float", 0.05, "DEs with net force below this many weights ...", min=0.0, max=100.0,
           group="Region", advanced=True),
     Param("rest_speed", "float", 0.005, "... and slower than this are not updated (§4.3.3 step 2)", unit="m/s",
