@@ -54,8 +54,9 @@ const float *ts_sand_heights(ts_sand *s)
 /* -------------------------------------------------------- the DEM region */
 
 /* Would a DE at offset (dx, dy) in column (i, j) reach into a neighbour
- * column that stays bed (not in the region, nor being converted)? The bed's
- * side there is a wall: a DE placed through it would be thrown out. The
+ * column that stays bed (not in the region, nor being converted), or past
+ * the bed's edge? The bed's side there is a wall: a DE placed through it
+ * would be thrown out. The
  * diagonal neighbours count too: a site on a column's corner inside a
  * region's inner corner sits on the corner edge of the bed column across it,
  * whose span contact threw it out at a few cells per second as the region
@@ -65,10 +66,9 @@ static int touches_static_side(const ts_sand *s, int i, int j, double dx, double
     const double cell = s->p.cell_size, reach = r * (1.0 - 1e-9); /* just touching (to rounding) is fine */
     for (int b = -1; b <= 1; b++)
         for (int a = -1; a <= 1; a++) {
-            int u = i + a, v = j + b;
-            if ((!a && !b) || u < 0 || v < 0 || u >= s->cols.nx || v >= s->cols.ny ||
-                s->region[(size_t)u + (size_t)s->cols.nx * v])
-                continue;
+            int u = i + a, v = j + b, outside = u < 0 || v < 0 || u >= s->cols.nx || v >= s->cols.ny;
+            if ((!a && !b) || (!outside && s->region[(size_t)u + (size_t)s->cols.nx * v]))
+                continue; /* the bed ends in walls (hsmap.c): outside it counts as bed */
             /* from the site to the nearest point of that column's footprint, horizontally */
             double ex = a < 0 ? dx : (a > 0 ? cell - dx : 0.0), ey = b < 0 ? dy : (b > 0 ? cell - dy : 0.0);
             if (ex * ex + ey * ey < reach * reach)
