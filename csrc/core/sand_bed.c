@@ -56,11 +56,11 @@ const float *ts_sand_heights(ts_sand *s)
 /* Would a DE at offset (dx, dy) in column (i, j) reach into a neighbour
  * column that stays bed (not in the region, nor being converted), or past
  * the bed's edge? The bed's side there is a wall: a DE placed through it
- * would be thrown out. The
- * diagonal neighbours count too: a site on a column's corner inside a
- * region's inner corner sits on the corner edge of the bed column across it,
- * whose span contact threw it out at a few cells per second as the region
- * was laid (every region around a round footprint has such corners). */
+ * would be thrown out. The diagonal neighbours count too: a site on a
+ * column's corner inside a region's inner corner sits on the corner edge of
+ * the bed column across it, whose span contact threw it out at a few cells
+ * per second as the region was laid (every region around a round footprint
+ * has such corners). */
 static int touches_static_side(const ts_sand *s, int i, int j, double dx, double dy, double r)
 {
     const double cell = s->p.cell_size, reach = r * (1.0 - 1e-9); /* just touching (to rounding) is fine */
@@ -124,10 +124,10 @@ static ts_status convert_marked_columns(ts_sand *s, int i0, int j0, int i1, int 
     const double r = s->p.element_radius, cell = s->p.cell_size;
     const int nx = s->cols.nx;
     /* Each layer is laid squeezed by the weight it carries, so a fresh region starts at rest instead of sagging
-     * and shaking as it loads its contacts. A DE of layer k (of n, from the floor) passes the weight of n - k
-     * DEs down through four contacts at 45 degrees, each pressed (n - k) m g / (2 sqrt 2) with k_n = K0 m / 2
-     * (eq. A-9, m_eff = m / 2): the overlap is (n - k) g / (sqrt 2 K0), the DE mass dropping out; the bottom
-     * DE rests on the floor alone, k_n = K0 m: n g / K0 per layer carried. */
+     * and ringing as it loads its contacts. A DE of the k-th layer from the top passes the weight of k DEs down
+     * through four contacts at about 45 degrees, each pressed k m g / (2 sqrt 2) with k_n = K0 m / 2 (eq. A-9,
+     * m_eff = m / 2): an overlap of k g / (sqrt 2 K0), the DE mass dropping out. A bottom DE of n layers rests
+     * on the floor alone, k_n = K0 m: n g / K0. */
     const double g = gravity_magnitude(s);
     const double squeeze_pair = g / (M_SQRT2 * s->K0), squeeze_floor = g / s->K0;
     ts_status st = sand_build_grid(s, err);
@@ -302,9 +302,9 @@ static double edge_bed_top(const ts_sand *s, size_t c)
  * grow_force x its weight, as §4.2 asks - plus, below the surface, what the bed there holds: a DE deep in a
  * packed layer leans on it with the weight of the sand above (such a layer pushes sideways about as hard as
  * down), and sand gives way only past Rankine's passive pressure K_p rho g depth, over the DE's share of the
- * wall (vol / cell). Without that share every edge DE deeper than grow_force / K_p cells passed the test as
- * soon as it moved, and a deep region grew at each stir until it covered the bed, each new block settling and
- * stirring again. */
+ * wall (vol / cell). Without that share an edge DE's push at rest, about a weight more per cell of depth, passed
+ * the test below a few layers as soon as the DE moved, and a deep region grew at each stir until it covered the
+ * bed, each new block settling and stirring again. */
 static int pushes_bed_over(const ts_sand *s, size_t i, size_t c, double passive)
 {
     const double g = gravity_magnitude(s), v2_min = 100.0 * s->p.rest_speed * s->p.rest_speed;
@@ -318,8 +318,8 @@ static int pushes_bed_over(const ts_sand *s, size_t i, size_t c, double passive)
     return top > -HUGE_VAL && push > weight * (s->p.grow_force + passive * depth / s->p.cell_size);
 }
 
-/* §4.2: grow the region where a DE at its edge pushes the bed beside it
- * sideways harder than grow_force x its weight, or has left the region.
+/* §4.2: grow the region where a moving DE at its edge pushes the bed beside
+ * it over (pushes_bed_over), or where a DE has left the region.
  * (The sideways push of a moving DE rather than the paper's total force:
  * DEs settling along the edge feel impacts of many weights and the bed's
  * pressure waves reach far, which would grow the region over the whole bed
