@@ -131,12 +131,15 @@ def column_real(cell, preset, frames=48):
     return tsubu.SceneDescription("sand", params, 1, frames, 24.0, 0, [tsubu.SceneObject("Sand", "bed", v, t)])
 
 
-def resting_cube(half=0.05, density=1000.0, dem_depth=0.0, frames=48, matrix=None, velocity=(0.0, 0.0, 0.0)):
-    """A cube of side 2 `half` set 2 mm above a Dry Sand bed (2 cm cells, its surface at 0.1 m) and let go; `matrix`
-    (4 x 4) places it instead. Returns the scene; the cube is "Cube"."""
-    params = dict(preset_parameters("Dry Sand"), cell_size=0.02, element_radius=0.01, dem_depth=dem_depth)
-    cube = placed("Cube", box((-half,) * 3, (half,) * 3), (0.3, 0.3, 0.1 + half + 0.002), density=density,
-                  initial_velocity=velocity)
-    if matrix is not None:
-        cube.matrices = np.asarray(matrix, dtype=np.float64)[None].copy()
-    return tsubu.SceneDescription("sand", params, 1, frames, 24.0, 0, [real_bed((0, 0), (0.6, 0.6)), cube])
+def resting_cube(cell=0.02, preset="Dry Sand", half=None, density=1000.0, dem_depth=0.0, frames=48,
+                 velocity=(0.0, 0.0, 0.0)):
+    """A cube of side 2 `half` (m; 5 cells by default) set a tenth of a cell above the middle of a bed of `preset`
+    30 cells square, whose surface is 5 cells up (0.6 m and 0.1 m at the default 2 cm cells), and let go with
+    `velocity`. Returns the scene (the cube is "Cube") and the height of its centre resting on the surface."""
+    half = 2.5 * cell if half is None else half
+    surface = 5 * cell
+    params = dict(preset_parameters(preset), cell_size=cell, element_radius=cell / 2, dem_depth=dem_depth)
+    cube = placed("Cube", box((-half,) * 3, (half,) * 3), (15 * cell, 15 * cell, surface + half + 0.1 * cell),
+                  density=density, initial_velocity=velocity)
+    ground = real_bed((0, 0), (30 * cell, 30 * cell), surface)
+    return tsubu.SceneDescription("sand", params, 1, frames, 24.0, 0, [ground, cube]), surface + half

@@ -286,25 +286,21 @@ def test_plough_demo_heap_slumps_to_the_default_angle_and_the_blade_piles_sand(t
     assert rows["total"] == pytest.approx(first["total"], rel=1e-6)
 
 
-def cube_sinking_from(desc, out, resting):
-    """How far the cube's centre ends below `resting` (where it would rest on the bed's surface, m), and how far it
-    moved over the last half second."""
+def cube_sinking(scene, out):
+    """For a resting_cube scene: how far the cube's centre ends below where it would rest on the surface (m), and
+    how far it moved over the last half second."""
+    desc, resting = scene
     cache = tsubu.bake(desc, out)
     z = np.array([cache.read_transforms("rigid", f)["Cube"][2, 3] for f in cache.frames("rigid")])
     return resting - z[-1], float(np.ptp(z[-12:]))
 
 
-def cube_sinking(desc, out):
-    """cube_sinking_from for a resting_cube scene (the bed's surface at 0.1 m)."""
-    return cube_sinking_from(desc, out, 0.1 + float(desc.objects[1].vertices[:, 2].max()))
-
-
 def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
     """A 10 cm cube of 1000 kg/m^3 set on Dry Sand (2 cm cells) rests a few millimetres deep, the same within 3 mm
     whether the DEM layer is 5 cm (automatic), 10 or 15 cm deep; a lighter cube sinks less, the same kilogram on a
-    quarter of the footprint more. It sank 25, 53 and 84 mm (the small cube 86): the layer crept under its own weight (the tangential
-    spring rang the DEs' spin up), sagged as it was laid, hung a layer below the surface, and its edges pushed the
-    bed aside at every stir until the region covered the bed."""
+    quarter of the footprint more. It sank 25, 53 and 84 mm (the small cube 86): the layer crept under its own
+    weight (the tangential spring rang the DEs' spin up), sagged as it was laid, hung a layer below the surface,
+    and its edges pushed the bed aside at every stir until the region covered the bed."""
     sink = {}
     for depth in (0.0, 0.1, 0.15):
         sink[depth], moved = cube_sinking(resting_cube(dem_depth=depth), str(tmp_path / f"d{depth}"))
@@ -323,13 +319,7 @@ def test_every_preset_bears_a_cube_alike_at_every_scale(tmp_path, preset):
     cell (Dry Sand 0.16-0.17, Fine Dust 0.40-0.42, Coarse Gravel 0.10-0.11 cells; Dry Sand at 2 cm sank 1.3 cells)."""
     sinks = []
     for cell in (0.005, 0.02, 0.1):
-        half, top = 2.5 * cell, 5 * cell
-        params = dict(preset_parameters(preset), cell_size=cell, element_radius=cell / 2)
-        cube = placed("Cube", box((-half,) * 3, (half,) * 3), (15 * cell, 15 * cell, top + half + 0.1 * cell),
-                      density=1000.0)
-        desc = tsubu.SceneDescription("sand", params, 1, 48, 24.0, 0,
-                                      [real_bed((0, 0), (30 * cell, 30 * cell), top), cube])
-        sink, moved = cube_sinking_from(desc, str(tmp_path / f"c{cell}"), top + half)
+        sink, moved = cube_sinking(resting_cube(cell, preset), str(tmp_path / f"c{cell}"))
         assert 0.0 < sink < 0.5 * cell and moved < 0.1 * cell, (preset, cell, sink / cell, moved / cell)
         sinks.append(sink / cell)
     assert max(sinks) - min(sinks) < 0.05, (preset, sinks)
