@@ -305,9 +305,9 @@ static double edge_bed_top(const ts_sand *s, size_t c)
  * wall (vol / cell). Without that share an edge DE's push at rest, about a weight more per cell of depth, passed
  * the test below a few layers as soon as the DE moved, and a deep region grew at each stir until it covered the
  * bed, each new block settling and stirring again. */
-static int pushes_bed_over(const ts_sand *s, size_t i, size_t c, double passive)
+static int pushes_bed_over(const ts_sand *s, size_t i, size_t c, double g, double passive)
 {
-    const double g = gravity_magnitude(s), v2_min = 100.0 * s->p.rest_speed * s->p.rest_speed;
+    const double v2_min = 100.0 * s->p.rest_speed * s->p.rest_speed;
     const double *wall = s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6;
     double push = sqrt(wall[0] * wall[0] + wall[1] * wall[1]); /* sideways on the bed around the region */
     double v2 = s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i];
@@ -326,6 +326,7 @@ static int pushes_bed_over(const ts_sand *s, size_t i, size_t c, double passive)
  * where no sand flows.) */
 ts_status sand_grow_region(ts_sand *s, ts_error *err)
 {
+    const double g = gravity_magnitude(s);
     const double sin_phi = sin(s->p.angle_of_repose), passive = (1.0 + sin_phi) / (1.0 - sin_phi);
     int box[4] = {s->cols.nx, s->cols.ny, -1, -1};
     const size_t n = s->el.n;
@@ -342,7 +343,7 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
         size_t c = column_of(s, s->x[i], s->y[i], &inside);
         if (!inside)
             continue;
-        int hard = pushes_bed_over(s, i, c, passive);
+        int hard = pushes_bed_over(s, i, c, g, passive);
         if (hard || !s->region[c])
             s->may_grow[i] = (uint8_t)(1 + hard);
     }
@@ -351,7 +352,7 @@ ts_status sand_grow_region(ts_sand *s, ts_error *err)
             continue;
         int inside;
         size_t c = column_of(s, s->x[i], s->y[i], &inside);
-        if ((s->may_grow[i] == 2 && pushes_bed_over(s, i, c, passive)) || !s->region[c])
+        if ((s->may_grow[i] == 2 && pushes_bed_over(s, i, c, g, passive)) || !s->region[c])
             mark_around(s, (int)(c % (size_t)s->cols.nx), (int)(c / (size_t)s->cols.nx), GROW_RADIUS, box);
     }
     return box[2] >= 0 ? convert_marked_columns(s, box[0], box[1], box[2], box[3], err) : TS_OK;
