@@ -297,10 +297,11 @@ def cube_sinking(scene, out):
 
 def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
     """A 10 cm cube of 1000 kg/m^3 set on Dry Sand (2 cm cells) rests a few millimetres deep, the same within 3 mm
-    whether the DEM layer is 5 cm (automatic), 10 or 15 cm deep; a lighter cube sinks less, the same kilogram on a
-    quarter of the footprint more. It sank 25, 53 and 84 mm (the small cube 86): the layer crept under its own
-    weight (the tangential spring rang the DEs' spin up), sagged as it was laid, hung a layer below the surface,
-    and its edges pushed the bed aside at every stir until the region covered the bed."""
+    whether the DEM layer is 5 cm (automatic), 10 or 15 cm deep; a lighter cube sinks less; at one contact time, the
+    same kilogram on a quarter of the footprint sinks more. It sank 25, 53 and 84 mm (the small cube 86): the layer
+    crept under its own weight (the tangential spring rang the DEs' spin up), sagged as it was laid, hung a layer
+    below the surface, and its edges pushed the bed aside at every stir until the region covered the bed. A cube of
+    3000 kg/m^3 is borne too at 5 and 10 cm (it sank 25 and 46 mm before the contacts stiffened for it)."""
     sink = {}
     for depth in (0.0, 0.1, 0.15):
         sink[depth], moved = cube_sinking(resting_cube(dem_depth=depth), str(tmp_path / f"d{depth}"))
@@ -308,8 +309,16 @@ def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
     assert max(sink.values()) - min(sink.values()) < 0.003, sink
     light, _ = cube_sinking(resting_cube(density=300.0), str(tmp_path / "light"))
     assert light < 0.5 * sink[0.0], (light, sink)
-    small, _ = cube_sinking(resting_cube(half=0.025, density=8000.0, dem_depth=0.1), str(tmp_path / "small"))
-    assert small > 2.0 * sink[0.1], (small, sink)
+    for depth in (0.0, 0.1):
+        heavy, moved = cube_sinking(resting_cube(density=3000.0, dem_depth=depth), str(tmp_path / f"heavy{depth}"))
+        assert 0.0 < heavy < 0.012 and moved < 5e-4, (depth, heavy, moved)
+    desc, resting = resting_cube(dem_depth=0.1)
+    desc.parameters["contact_time"] = 0.014              # the automatic one for the 1000 kg/m^3 cube, 1 cm DEs
+    wide, _ = cube_sinking((desc, resting), str(tmp_path / "wide"))
+    desc, resting = resting_cube(half=0.025, density=8000.0, dem_depth=0.1)
+    desc.parameters["contact_time"] = 0.014
+    small, _ = cube_sinking((desc, resting), str(tmp_path / "small"))
+    assert small > 2.0 * wide, (small, wide)
 
 
 @pytest.mark.parametrize("preset", PRESETS)
