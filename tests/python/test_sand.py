@@ -312,12 +312,9 @@ def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
     for depth in (0.0, 0.1):
         heavy, moved = cube_sinking(resting_cube(density=3000.0, dem_depth=depth), str(tmp_path / f"heavy{depth}"))
         assert 0.0 < heavy < 0.012 and moved < 5e-4, (depth, heavy, moved)
-    desc, resting = resting_cube(dem_depth=0.1)
-    desc.parameters["contact_time"] = 0.014              # the automatic one for the 1000 kg/m^3 cube, 1 cm DEs
-    wide, _ = cube_sinking((desc, resting), str(tmp_path / "wide"))
-    desc, resting = resting_cube(half=0.025, density=8000.0, dem_depth=0.1)
-    desc.parameters["contact_time"] = 0.014
-    small, _ = cube_sinking((desc, resting), str(tmp_path / "small"))
+    same = dict(dem_depth=0.1, contact_time=0.014)        # the automatic one for the 1000 kg/m^3 cube, 1 cm DEs
+    wide, _ = cube_sinking(resting_cube(**same), str(tmp_path / "wide"))
+    small, _ = cube_sinking(resting_cube(half=0.025, density=8000.0, **same), str(tmp_path / "small"))
     assert small > 2.0 * wide, (small, wide)
 
 
