@@ -54,6 +54,7 @@
 #include "sph_sources.h"
 #include "surface.h"
 #include "vecmath.h"
+#include "wide.h"
 
 #define ADJACENT 6              /* former neighbours remembered per master (sec. 4.2: within 2.5 r) */
 #define NONE UINT32_MAX
@@ -77,10 +78,10 @@ struct ts_elastoplastic {
     uint32_t *id, *adj;         /* adj: ADJACENT former neighbours (master indices; masters never move in the arrays) */
     float *rest;                /* 3: where each master started (the skin's reference) */
     double *Dinv;               /* work, 9: D^-1 */
-    double *G;                  /* work, 9: V0 P(F_E) F_E^T, the stress term of eq. 11 */
+    double *G;                  /* work, 12: V0 P(F_E) F_E^T, the stress term of eq. 11, by columns of 4 (store_columns) */
     double *R, *S, *cof;        /* work, 9 each: R of F_E = R S, (tr(S) I - S)^-1 and the cofactor of F_E */
     double *lame;               /* work, 2: mu, lambda with hardening */
-    double *dG;                 /* work, 9: the CG's variation of G */
+    double *dG;                 /* work, 12: the CG's variation of G, by columns of 4 */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
     double *weight_scale;       /* work: 1 / the sum of the master's kernel weights, which normalises them */
     double *grad;               /* work, 9: the velocity gradient of the step */
@@ -99,17 +100,17 @@ struct ts_elastoplastic {
      * many steps; this step's pairs, master-major: */
     ts_skin_pairs near, crowd;
     uint32_t *pair_slave;
-    float *pair_N, *pair_d;     /* normalised weight; x_s - x_m (3 floats) */
-    float *pair_g;              /* D_m^-1 d N: the MLS kernel gradient (3), what every pass multiplies (floats: the CG
-                                   streams through them, and half the bytes is what it waits for) */
+    float *pair_d;              /* x_s - x_m (3 floats) */
+    float *pair_gN;             /* 4 per pair: D_m^-1 d N, the MLS kernel gradient (3), what every pass multiplies,
+                                   and N, the normalised weight: one vector load (floats: the CG streams through them,
+                                   and half the bytes is what it waits for) */
     /* the same pairs slave-major (master order within a slave), computed where the slave is: the slaves'
      * gathers - twice per CG iteration - then read them in sequence (a copy through an index waited on
      * memory) */
     uint32_t *sowner;           /* slave-major candidates: their masters */
     size_t sowner_cap;
     uint32_t *spair_master;
-    float *spair_N;
-    float *spair_g;
+    float *spair_gN;
     size_t pair_cap;
     ts_grid sgrid, mgrid;
 
@@ -177,6 +178,17 @@ static inline double kernel(const ts_elastoplastic *e, double r)
 }
 
 static void mat_set(double *dst, ts_mat3 m) { memcpy(dst, m.m, 9 * sizeof *dst); }
+
+/* m's columns, each padded to 4 doubles: what a slave's gather multiplies a kernel gradient by, a vector at a
+ * time (gather_stress) */
+static void store_columns(double *dst, ts_mat3 m)
+{
+    for (int b = 0; b < 3; b++) {
+        for (int a = 0; a < 3; a++)
+            dst[4 * b + a] = m.m[a][b];
+        dst[4 * b + 3] = 0.0;
+    }
+}
 static ts_mat3 mat_get(const double *src)
 {
     ts_mat3 m;
@@ -549,9 +561,9 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_STATE_COLUMN("FE_sigma", &e->FE_sigma, TS_ATTR_F64, 3),
         TS_STATE_COLUMN("id", &e->id, TS_ATTR_U32, 1), TS_STATE_COLUMN("adjacent", &e->adj, TS_ATTR_U32, ADJACENT),
         TS_STATE_COLUMN("rest", &e->rest, TS_ATTR_F32, 3),
-        TS_WORK_COLUMN("Dinv", &e->Dinv, 9 * d), TS_WORK_COLUMN("G", &e->G, 9 * d), TS_WORK_COLUMN("R", &e->R, 9 * d),
+        TS_WORK_COLUMN("Dinv", &e->Dinv, 9 * d), TS_WORK_COLUMN("G", &e->G, 12 * d), TS_WORK_COLUMN("R", &e->R, 9 * d),
         TS_WORK_COLUMN("S", &e->S, 9 * d), TS_WORK_COLUMN("cof", &e->cof, 9 * d), TS_WORK_COLUMN("lame", &e->lame, 2 * d),
-        TS_WORK_COLUMN("dG", &e->dG, 9 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
+        TS_WORK_COLUMN("dG", &e->dG, 12 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
         TS_WORK_COLUMN("weight_scale", &e->weight_scale, d),
         TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mstart, u),
     };
@@ -623,11 +635,9 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     free(e->pair_slave);
     free(e->sowner);
     free(e->spair_master);
-    free(e->spair_N);
-    free(e->spair_g);
-    free(e->pair_N);
+    free(e->spair_gN);
     free(e->pair_d);
-    free(e->pair_g);
+    free(e->pair_gN);
     free(e->skin_rest);
     free(e->skin_master);
     free(e->skin_weight);
@@ -721,17 +731,18 @@ static void master_pairs(ts_elastoplastic *e, size_t i)
             continue;
         e->pair_slave[at] = s;
         e->pair_d[3 * at] = dx, e->pair_d[3 * at + 1] = dy, e->pair_d[3 * at + 2] = dz;
-        e->pair_N[at] = pair_kernel(e, r2);
-        sum += e->pair_N[at];
+        e->pair_gN[4 * at + 3] = pair_kernel(e, r2);
+        sum += e->pair_gN[4 * at + 3];
         at++;
     }
     e->weight_scale[i] = sum > 0.0 ? 1.0 / sum : 1.0;
     double mean[3] = {0, 0, 0};
     for (uint32_t k = first; k < end; k++) {
         const float *d = e->pair_d + 3 * k;
-        e->pair_N[k] = pair_weight(e, i, e->pair_N[k]);
+        float *N = e->pair_gN + 4 * k + 3;
+        *N = pair_weight(e, i, *N);
         for (int a = 0; a < 3; a++)
-            mean[a] += e->pair_N[k] * (double)d[a];
+            mean[a] += *N * (double)d[a];
     }
     /* d about the slaves' weighted centre: the least-squares fit of a linear field then has no constant
      * part, so moving every slave alike deforms nothing, at a surface too */
@@ -742,7 +753,7 @@ static void master_pairs(ts_elastoplastic *e, size_t i)
         const float d[3] = {(float)(raw[0] - mean[0]), (float)(raw[1] - mean[1]), (float)(raw[2] - mean[2])};
         for (int a = 0; a < 3; a++)
             for (int b = a; b < 3; b++)
-                D.m[a][b] += e->pair_N[k] * (double)d[a] * d[b];
+                D.m[a][b] += e->pair_gN[4 * k + 3] * (double)d[a] * d[b];
     }
     D.m[1][0] = D.m[0][1], D.m[2][0] = D.m[0][2], D.m[2][1] = D.m[1][2];
     const double floor = 1e-3 * e->spacing * e->spacing;
@@ -754,7 +765,7 @@ static void master_pairs(ts_elastoplastic *e, size_t i)
     mat_set(e->Dinv + 9 * i, inv);
     for (uint32_t k = first; k < end; k++) {
         const float *d = e->pair_d + 3 * k;
-        pair_gradient(e, i, d[0], d[1], d[2], e->pair_N[k], e->pair_g + 3 * k);
+        pair_gradient(e, i, d[0], d[1], d[2], e->pair_gN[4 * k + 3], e->pair_gN + 4 * k);
     }
 }
 
@@ -769,9 +780,10 @@ static void slave_pairs(ts_elastoplastic *e, size_t s)
         const float dx = xs - e->x[m], dy = ys - e->y[m], dz = zs - e->z[m], r2 = dx * dx + dy * dy + dz * dz;
         if (r2 >= reach2)
             continue;
+        float *gN = e->spair_gN + 4 * at;
         e->spair_master[at] = m;
-        e->spair_N[at] = pair_weight(e, m, pair_kernel(e, r2));
-        pair_gradient(e, m, dx, dy, dz, e->spair_N[at], e->spair_g + 3 * at);
+        gN[3] = pair_weight(e, m, pair_kernel(e, r2));
+        pair_gradient(e, m, dx, dy, dz, gN[3], gN);
         at++;
     }
 }
@@ -810,12 +822,10 @@ static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
     if (need > e->pair_cap) {
         size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
         if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
-            ts_resize((void **)&e->pair_N, cap, sizeof *e->pair_N) ||
             ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d) ||
-            ts_resize((void **)&e->pair_g, 3 * cap, sizeof *e->pair_g) ||
+            ts_resize((void **)&e->pair_gN, 4 * cap, sizeof *e->pair_gN) ||
             ts_resize((void **)&e->spair_master, cap, sizeof *e->spair_master) ||
-            ts_resize((void **)&e->spair_N, cap, sizeof *e->spair_N) ||
-            ts_resize((void **)&e->spair_g, 3 * cap, sizeof *e->spair_g))
+            ts_resize((void **)&e->spair_gN, 4 * cap, sizeof *e->spair_gN))
             return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
         e->pair_cap = cap;
     }
@@ -854,7 +864,7 @@ static void material(ts_elastoplastic *e, size_t i)
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
             G.m[a][b] *= e->V0[i];
-    mat_set(e->G + 9 * i, G);
+    store_columns(e->G + 12 * i, G);
     mat_set(e->R + 9 * i, R);
     /* (tr(S) I - S)^-1, the polar decomposition's derivative (stress_variation), with the eigenvalues
      * sigma_j + sigma_k of tr(S) I - S held at 2 or more: below that (compression) the twist modes of
@@ -916,7 +926,7 @@ static void slaves_from_masters(ts_elastoplastic *e)
         double m = 0.0, p[3] = {0, 0, 0};
         for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
             uint32_t i = e->spair_master[c];
-            double w = e->mass[i] * (double)e->spair_N[c];
+            double w = e->mass[i] * (double)e->spair_gN[4 * c + 3];
             m += w, p[0] += w * e->vx[i], p[1] += w * e->vy[i], p[2] += w * e->vz[i];
         }
         e->sm[s] = m;
@@ -925,16 +935,31 @@ static void slaves_from_masters(ts_elastoplastic *e)
     }
 }
 
-/* sum over slave s's masters of M_m D_m^-1 d N (M = G for eq. 11's force, dG for its variation) */
-static void gather_stress(const ts_elastoplastic *e, const double *Gm, size_t s, double out[3])
+/* sum over slave s's masters of M_m D_m^-1 d N (M = G for eq. 11's force, dG for its variation; by columns) */
+TS_WIDE_CLONES static void gather_stress(const ts_elastoplastic *e, const double *Gm, size_t s, double out[3])
 {
-    out[0] = out[1] = out[2] = 0.0;
+    ts_d4 sum = {0.0, 0.0, 0.0, 0.0};
     for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
-        const double *G = Gm + 9 * (size_t)e->spair_master[c];
-        const float *g = e->spair_g + 3 * (size_t)c;
-        for (int a = 0; a < 3; a++)
-            out[a] += G[3 * a] * g[0] + G[3 * a + 1] * g[1] + G[3 * a + 2] * g[2];
+        const double *G = Gm + 12 * (size_t)e->spair_master[c];
+        const float *g = e->spair_gN + 4 * (size_t)c;
+        const ts_d4 t = ts_d4_load(G) * (double)g[0] + ts_d4_load(G + 4) * (double)g[1];
+        sum += t + ts_d4_load(G + 8) * (double)g[2];
     }
+    out[0] = sum[0], out[1] = sum[1], out[2] = sum[2];
+}
+
+/* sum over master i's slaves of v_s (D^-1 d N)^T, v a slave field: the velocity gradient of eq. 7 in its MLS form,
+ * and the CG's variation of it (rows of 4: the fourth lane, v_s N, is left unused) */
+TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const double *v, size_t i, double A[3][3])
+{
+    ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
+    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+        const double *vs = v + 3 * (size_t)e->pair_slave[k];
+        const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
+        row0 += vs[0] * g, row1 += vs[1] * g, row2 += vs[2] * g;
+    }
+    for (int b = 0; b < 3; b++)
+        A[0][b] = row0[b], A[1][b] = row1[b], A[2][b] = row2[b];
 }
 
 /* The linear operator of eq. 15 times the slave masses: A u = M u + beta dt H(u), H(u) the force variation
@@ -944,14 +969,8 @@ static void apply_operator(ts_elastoplastic *e, const double *u, double *out, do
     const size_t n = e->masters.n, ns = e->slaves.n;
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
-        double A[3][3] = {{0}}; /* sum N u_s (D^-1 d)^T */
-        for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
-            const double *us = u + 3 * e->pair_slave[k];
-            const float *g = e->pair_g + 3 * k;
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
-                    A[a][b] += us[a] * g[b];
-        }
+        double A[3][3]; /* sum N u_s (D^-1 d)^T */
+        gather_gradient(e, u, i, A);
         ts_mat3 grad;
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
@@ -962,7 +981,7 @@ static void apply_operator(ts_elastoplastic *e, const double *u, double *out, do
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
                 dG.m[a][b] *= e->V0[i];
-        mat_set(e->dG + 9 * i, dG);
+        store_columns(e->dG + 12 * i, dG);
     }
     const double scale = e->p.beta * dt;
     #pragma omp parallel for schedule(static)
@@ -1020,16 +1039,16 @@ static void filter(const ts_elastoplastic *e, double *x)
 /* Eq. 15's diagonal at slave s, as for small strain (F = I): m + beta dt^2 sum_m V0 (mu |g|^2 + (mu + lambda) g_a^2)
  * per axis a, g the pair's kernel gradient. Dividing the residual by it (Jacobi) evens out what makes the
  * CG slow: slaves at the surface have a fraction of an inner slave's mass and most of its stiffness. */
-static void preconditioner(ts_elastoplastic *e, size_t s, double dt)
+TS_WIDE_CLONES static void preconditioner(ts_elastoplastic *e, size_t s, double dt)
 {
-    double k[3] = {0, 0, 0};
+    ts_d4 k = {0.0, 0.0, 0.0, 0.0};
     for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
         const uint32_t m = e->spair_master[c];
-        const float *g = e->spair_g + 3 * (size_t)c;
+        const float *g = e->spair_gN + 4 * (size_t)c;
+        const ts_d4 ga = ts_d4_from_floats(g);
         const double mu = e->lame[2 * m], lambda = e->lame[2 * m + 1], V0 = e->V0[m];
         const double g2 = (double)g[0] * g[0] + (double)g[1] * g[1] + (double)g[2] * g[2];
-        for (int a = 0; a < 3; a++)
-            k[a] += V0 * (mu * g2 + (mu + lambda) * g[a] * g[a]);
+        k += V0 * (mu * g2 + (mu + lambda) * ga * ga);
     }
     for (int a = 0; a < 3; a++)
         e->diagonal[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] + e->p.beta * dt * dt * k[a] : 1.0;
@@ -1152,14 +1171,8 @@ static void collide(const ts_elastoplastic *e, float p[3], double v[3], double r
  * its singular values clamped to [1 - theta_c, 1 + theta_s], the rest to F_P. */
 static void deform(ts_elastoplastic *e, size_t i, double dt)
 {
-    double A[3][3] = {{0}};
-    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
-        const double *vs = e->sv + 3 * e->pair_slave[k];
-        const float *g = e->pair_g + 3 * k;
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-                A[a][b] += vs[a] * g[b];                                    /* eq. 7, MLS form */
-    }
+    double A[3][3];
+    gather_gradient(e, e->sv, i, A);                                         /* eq. 7, MLS form */
     ts_mat3 step = ts_m3_identity();
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
@@ -1194,21 +1207,30 @@ static void deform(ts_elastoplastic *e, size_t i, double dt)
 
 /* Eqs. 8-9 at master i, with the old velocity taken with its FLIP update (see the top), then its
  * collisions and eq. 10. */
+/* Over master i's slaves: sum N v_s (pic), sum N (v_s - v0_s) (change) and the gradient of v0 (grad0) */
+TS_WIDE_CLONES static void gather_velocities(const ts_elastoplastic *e, size_t i, double pic[3], double change[3],
+                                             double grad0[3][3])
+{
+    ts_d4 p = {0.0, 0.0, 0.0, 0.0}, dv = p, row0 = p, row1 = p, row2 = p;
+    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+        const size_t s = e->pair_slave[k];
+        const ts_d4 gN = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
+        const double N = gN[3], *v = e->sv + 3 * s, *v0 = e->sv0 + 3 * s;
+        const ts_d4 vs = {v[0], v[1], v[2], 0.0}, v0s = {v0[0], v0[1], v0[2], 0.0};
+        p += N * vs, dv += N * (vs - v0s);
+        row0 += v0[0] * gN, row1 += v0[1] * gN, row2 += v0[2] * gN;
+    }
+    for (int a = 0; a < 3; a++) {
+        pic[a] = p[a], change[a] = dv[a];
+        grad0[0][a] = row0[a], grad0[1][a] = row1[a], grad0[2][a] = row2[a];
+    }
+}
+
 static void move_master(ts_elastoplastic *e, size_t i, double dt)
 {
-    double pic[3] = {0, 0, 0}, change[3] = {0, 0, 0}, grad0[3][3] = {{0}};
+    double pic[3], change[3], grad0[3][3];
     const double *c = e->centre + 3 * i, *B = e->grad + 9 * i;
-    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
-        uint32_t s = e->pair_slave[k];
-        const double N = e->pair_N[k];
-        const float *g = e->pair_g + 3 * k;
-        for (int a = 0; a < 3; a++) {
-            pic[a] += N * e->sv[3 * s + a];
-            change[a] += N * (e->sv[3 * s + a] - e->sv0[3 * s + a]);
-            for (int b = 0; b < 3; b++)
-                grad0[a][b] += e->sv0[3 * s + a] * g[b];
-        }
-    }
+    gather_velocities(e, i, pic, change, grad0);
     /* eq. 9 with the linear term: the least-squares fit sum N v_s + B (x - centre) at the master itself,
      * so that a master moves as the velocity field that deforms it says (at a surface, where the slaves'
      * centre is off the master, the mean alone would shear it against its F) */
@@ -1242,7 +1264,7 @@ static void advect_slaves(ts_elastoplastic *e, double dt)
         double p[3] = {0, 0, 0};
         for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
             uint32_t i = e->spair_master[c];
-            double w = e->mass[i] * (double)e->spair_N[c];
+            double w = e->mass[i] * (double)e->spair_gN[4 * c + 3];
             p[0] += w * e->vx[i], p[1] += w * e->vy[i], p[2] += w * e->vz[i];
         }
         e->sx[s] += (float)(dt * p[0] / e->sm[s]);

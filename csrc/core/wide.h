@@ -1,0 +1,45 @@
+/* wide.h - arithmetic written once over short vectors (GCC's vector
+ * extensions), for every instruction set.
+ *
+ * A function marked TS_WIDE_CLONES is compiled twice, for AVX2 and for the
+ * baseline, and the CPU picks one when the library loads: the vectors below
+ * become one AVX2 register or two SSE2 ones. Lane by lane every operation is
+ * the scalar one (no fused multiply-add: the core builds with
+ * -ffp-contract=off, and the clones do not enable FMA), so both clones give
+ * the same bits, and the same bits as a scalar loop doing the same sums.
+ * Helpers called from a clone are always inlined: a call would leave them
+ * in the baseline's code.
+ */
+#ifndef TSUBU_WIDE_H
+#define TSUBU_WIDE_H
+
+#include <string.h>
+
+/* The helpers pass vectors by value; always inlined, no call ever crosses the ABI GCC warns of. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#define TS_WIDE_CLONES __attribute__((target_clones("avx2", "default")))
+#define TS_WIDE_INLINE static inline __attribute__((always_inline))
+
+typedef double ts_d4 __attribute__((vector_size(32)));
+typedef float ts_f4 __attribute__((vector_size(16)));
+
+/* Four doubles from p (any alignment). */
+TS_WIDE_INLINE ts_d4 ts_d4_load(const double *p)
+{
+    ts_d4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+TS_WIDE_INLINE void ts_d4_store(double *p, ts_d4 v) { memcpy(p, &v, sizeof v); }
+
+/* Four floats from p (any alignment), widened to doubles. */
+TS_WIDE_INLINE ts_d4 ts_d4_from_floats(const float *p)
+{
+    ts_f4 f;
+    memcpy(&f, p, sizeof f);
+    return __builtin_convertvector(f, ts_d4);
+}
+
+#endif
