@@ -53,6 +53,7 @@
 #include "../vdb/tsubu_vdb.h"
 #include "grid.h"
 #include "vecmath.h"
+#include "wide.h"
 
 /* In particle spacings d = 2 r. */
 #define NEIGHBOURHOOD 2.0   /* R: the neighbourhood whose spread shapes a kernel */
@@ -330,8 +331,8 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
 #define ROW_VECTORS (BLOCK / 8)
 
 /* A row of 16 voxels is two vectors of 8: GCC split a vector of 16 badly (its comparisons lane by lane). */
-typedef float lane8 __attribute__((vector_size(32)));
-typedef int32_t mask8 __attribute__((vector_size(32)));
+typedef ts_f8 lane8;
+typedef ts_i8 mask8;
 
 /* The other two axes of lane axis `a`, (p, q): its array holds voxel (p, q, a) at (p * BLOCK + q) * BLOCK + a. */
 static const int ROW_AXES[3][2] = {{1, 2}, {0, 2}, {0, 1}};
@@ -340,9 +341,8 @@ static const int ROW_AXES[3][2] = {{1, 2}, {0, 2}, {0, 1}};
  * from the block's first voxel), lanes along axis a. The rows run over the shorter of p and q outside
  * (o), the longer inside (n). */
 /* always inline: a call would leave it out of sum_block's AVX2 clone (measured 4x slower) */
-static inline __attribute__((always_inline)) void add_kernel_rows(float *phi, const float am6[6], float scale,
-                                                                  const float local[3], const int i0[3],
-                                                                  const int i1[3], int a)
+TS_WIDE_INLINE void add_kernel_rows(float *phi, const float am6[6], float scale, const float local[3], const int i0[3],
+                                    const int i1[3], int a)
 {
     const float A[3][3] = {{am6[0], am6[3], am6[4]}, {am6[3], am6[1], am6[5]}, {am6[4], am6[5], am6[2]}};
     int o = ROW_AXES[a][0], n = ROW_AXES[a][1], shift_o = 2 * BLOCK_BITS, shift_n = BLOCK_BITS;
@@ -391,7 +391,7 @@ static inline __attribute__((always_inline)) void add_kernel_rows(float *phi, co
 /* phi over the block at `origin` (voxels) into along[3] (one array per lane axis; `plain`: every voxel of
  * every kernel's box from the formula alone, into along[2], the reference the tests hold the rows to).
  * Written once over 8-float vectors; AVX2 where the CPU has it, pairs of SSE otherwise, same bits. */
-__attribute__((target_clones("avx2", "default"))) static void
+TS_WIDE_CLONES static void
 sum_block(const ts_grid *grid, const kernels *k, const int32_t origin[3], double voxel, double reach, int plain,
           float along[3][BLOCK_VOXELS])
 {
@@ -449,7 +449,7 @@ sum_block(const ts_grid *grid, const kernels *k, const int32_t origin[3], double
 
 /* The leaf at `at` (voxels from the block's first) of a summed block: distances and active voxels. A row
  * of 8 voxels along z at a time: contiguous in the z array, a stride apart in the other two. */
-__attribute__((target_clones("avx2", "default"))) static void
+TS_WIDE_CLONES static void
 finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double flat_gradient, float *value,
             uint64_t *active)
 {

@@ -13,6 +13,7 @@
 #ifndef TSUBU_WIDE_H
 #define TSUBU_WIDE_H
 
+#include <stdint.h>
 #include <string.h>
 
 /* The helpers pass vectors by value; always inlined, no call ever crosses the ABI GCC warns of. */
@@ -23,6 +24,8 @@
 
 typedef double ts_d4 __attribute__((vector_size(32)));
 typedef float ts_f4 __attribute__((vector_size(16)));
+typedef float ts_f8 __attribute__((vector_size(32)));
+typedef int32_t ts_i8 __attribute__((vector_size(32)));     /* a comparison's lanes of ts_f8 */
 
 /* Four doubles from p (any alignment). */
 TS_WIDE_INLINE ts_d4 ts_d4_load(const double *p)
