@@ -78,7 +78,7 @@ struct ts_elastoplastic {
     uint32_t *id, *adj;         /* adj: ADJACENT former neighbours (master indices; masters never move in the arrays) */
     float *rest;                /* 3: where each master started (the skin's reference) */
     double *Dinv;               /* work, 9: D^-1 */
-    double *G;                  /* work, 12: V0 P(F_E) F_E^T, the stress term of eq. 11, by columns of 4 (store_columns) */
+    double *G;                  /* work, 12: V0 P(F_E) F_E^T, the stress term of eq. 11, by columns of 4 */
     double *R, *S, *cof;        /* work, 9 each: R of F_E = R S, (tr(S) I - S)^-1 and the cofactor of F_E */
     double *lame;               /* work, 2: mu, lambda with hardening */
     double *dG;                 /* work, 12: the CG's variation of G, by columns of 4 */

@@ -110,18 +110,30 @@ static ts_status check_params(const ts_sand_params *p, ts_error *err)
  * (volume / height), rho_o g H, which is (rho_o / rho_b) H / (sqrt 2 r) DE weights per DE of a layer - soft
  * contacts let it down through the layer (a 10 cm cube of 3000 kg/m^3 on 1 cm DEs, 13 DE weights, sank 2.3 cells
  * through a 5-cell layer at a sag of 1.7 %, 0.26 cells at 0.87 %). So the sag is also at most OBJECT_SAG over the
- * heaviest simulated object's DE weights (a 10 cm cube of 1000 kg/m^3, 4.4 DE weights, keeps 1.7 %), but never
- * under MIN_SAG, a little above the bursting edge above (keyframed objects press with no weight to go by). */
+ * heaviest simulated object's DE weights (a 10 cm cube of 1000 kg/m^3, 4.4 DE weights, keeps 1.7 %). A deeper
+ * layer gives way sooner: the sag at which it does, measured for loads of 4.4 to 27 DE weights on layers of 3.5
+ * to 21 DE layers (docs/sand.md), is about 0.8 / (weights x layers) - so the sag is also at most LAYER_SAG /
+ * (weights x layers), the layers being the DEM depth (or the automatic one's bound, half the tallest object)
+ * over sqrt 2 r. Never under MIN_SAG, a little above the bursting edge above (keyframed objects press with no
+ * weight to go by). */
 #define CONTACT_SAG 0.017
 #define OBJECT_SAG 0.10
+#define LAYER_SAG 0.6
 #define MIN_SAG 0.006
 static double automatic_contact_time(const ts_sand *s)
 {
     const double g_here = gravity_magnitude(s), g = g_here > 0.0 ? g_here : 9.80665, ln_e = log(s->p.restitution);
-    double sag = CONTACT_SAG;
-    for (size_t k = 0; k < s->n_objects; k++)
+    double tallest = 0.0, weights = 0.0;
+    for (size_t k = 0; k < s->n_objects; k++) {
+        tallest = fmax(tallest, s->objects[k].height);
         if (!s->objects[k].body.keyframed)
-            sag = fmin(sag, OBJECT_SAG / s->objects[k].carried_weights);
+            weights = fmax(weights, s->objects[k].carried_weights);
+    }
+    const double depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : 0.5 * tallest; /* sand_place_under_objects */
+    const double layers = depth / (M_SQRT2 * s->p.element_radius);
+    double sag = CONTACT_SAG;
+    if (weights > 0.0)
+        sag = fmin(sag, fmin(OBJECT_SAG / weights, LAYER_SAG / (weights * layers)));
     sag = fmax(sag, MIN_SAG);
     return sqrt(sag * s->p.element_radius * (M_PI * M_PI + ln_e * ln_e) / g);
 }

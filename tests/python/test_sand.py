@@ -301,7 +301,8 @@ def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
     same kilogram on a quarter of the footprint sinks more. It sank 25, 53 and 84 mm (the small cube 86): the layer
     crept under its own weight (the tangential spring rang the DEs' spin up), sagged as it was laid, hung a layer
     below the surface, and its edges pushed the bed aside at every stir until the region covered the bed. A cube of
-    3000 kg/m^3 is borne too at 5 and 10 cm (it sank 25 and 46 mm before the contacts stiffened for it)."""
+    3000 kg/m^3 is borne too at 5, 10 and 15 cm (it sank 25, 46 and 45 mm before the contacts stiffened for its weight,
+    and at 15 cm for the layer's depth too)."""
     sink = {}
     for depth in (0.0, 0.1, 0.15):
         sink[depth], moved = cube_sinking(resting_cube(dem_depth=depth), str(tmp_path / f"d{depth}"))
@@ -309,7 +310,7 @@ def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
     assert max(sink.values()) - min(sink.values()) < 0.003, sink
     light, _ = cube_sinking(resting_cube(density=300.0), str(tmp_path / "light"))
     assert light < 0.5 * sink[0.0], (light, sink)
-    for depth in (0.0, 0.1):
+    for depth in (0.0, 0.1, 0.15):
         heavy, moved = cube_sinking(resting_cube(density=3000.0, dem_depth=depth), str(tmp_path / f"heavy{depth}"))
         assert 0.0 < heavy < 0.012 and moved < 5e-4, (depth, heavy, moved)
     same = dict(dem_depth=0.1, contact_time=0.014)        # the automatic one for the 1000 kg/m^3 cube, 1 cm DEs
@@ -322,13 +323,17 @@ def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
 def test_every_preset_bears_a_cube_alike_at_every_scale(tmp_path, preset):
     """A cube 5 cells wide of 1000 kg/m^3 set on each preset at cells of 5 mm, 2 cm and 10 cm (the automatic DEM
     depth and contact time) rests less than half a cell deep, and the same in cells at every scale within 0.05 of a
-    cell (Dry Sand 0.16-0.17, Fine Dust 0.40-0.42, Coarse Gravel 0.10-0.11 cells; Dry Sand at 2 cm sank 1.3 cells)."""
+    cell (Dry Sand 0.16-0.17, Fine Dust 0.40-0.42, Coarse Gravel 0.10-0.11 cells; Dry Sand at 2 cm sank 1.3 cells).
+    Through a DEM layer 7.5 cells deep (2 cm cells) it rests less than half a cell deep too: 0.17, 0.18 and 0.19 cells
+    (Fine Dust's sank 1.4-1.6 cells before the contact time counted the layer's depth)."""
     sinks = []
     for cell in (0.005, 0.02, 0.1):
         sink, moved = cube_sinking(resting_cube(cell, preset), str(tmp_path / f"c{cell}"))
         assert 0.0 < sink < 0.5 * cell and moved < 0.1 * cell, (preset, cell, sink / cell, moved / cell)
         sinks.append(sink / cell)
     assert max(sinks) - min(sinks) < 0.05, (preset, sinks)
+    deep, moved = cube_sinking(resting_cube(0.02, preset, dem_depth=0.15), str(tmp_path / "deep"))
+    assert 0.0 < deep < 0.01 and moved < 0.002, (preset, deep, moved)
 
 
 def test_a_dropped_cube_dents_the_bed_by_its_momentum(tmp_path):
