@@ -15,11 +15,14 @@
 
 #include <stddef.h>
 
-/* Below this many particles a solver's light loops (a few nanoseconds per
- * particle: the grid's own, integrators) run on one thread: waking a second
- * costs tens of microseconds, more than they take (measured on 2 virtual
- * cores). */
-#define TS_PARALLEL_MIN 65536
+/* Below this many particles a solver's light loops run on one thread. A
+ * parallel region right after another costs 1-2 microseconds on 2 virtual
+ * cores (the second thread is still spinning; tens of microseconds once it
+ * has gone to sleep), and even the lightest loop, one multiply-add per
+ * element, gained from two threads from about 8k elements on (measured:
+ * 3.0 against 3.4 us at 8k, 7.7 against 12.7 at 32k). 64k left a 40k-DE
+ * sand bed's per-DE loops on one thread. */
+#define TS_PARALLEL_MIN 8192
 
 /* At most this many blocks; blocks hold at least TS_SUM_BLOCK_MIN terms. */
 #define TS_SUM_MAX_BLOCKS 256

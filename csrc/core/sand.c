@@ -463,9 +463,12 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
     ts_status st = ts_frame_add(&f, "height", TS_ATTR_F32, 1, s->display_f, err);
     if (st == TS_OK)
         st = ts_output_particles(out, "ground", &f, err);
-    size_t m = 0;
-    for (size_t i = 0; i < s->el.n; i++)
-        m += (s->flags[i] & FLAG_AIRBORNE) || sand_resting_on_object(s, i);
+    size_t m = 0; /* the grains written: airborne, or resting on an object (marked in keep, free between steps) */
+    #pragma omp parallel for schedule(static) reduction(+ : m) if (s->el.n >= TS_PARALLEL_MIN)
+    for (size_t i = 0; i < s->el.n; i++) {
+        s->keep[i] = (s->flags[i] & FLAG_AIRBORNE) || sand_resting_on_object(s, i);
+        m += s->keep[i];
+    }
     float *pos = malloc((3 * m + 1) * sizeof *pos), *vel = malloc((3 * m + 1) * sizeof *vel);
     float *rad = malloc((m + 1) * sizeof *rad);
     uint8_t *air = malloc(m + 1);
@@ -473,7 +476,7 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
     if (st == TS_OK && (!pos || !vel || !rad || !air || !ids))
         st = ts_fail(err, TS_ERR_NOMEM, "sand: out of memory writing frame %d", out->frame);
     for (size_t i = 0, k = 0; st == TS_OK && i < s->el.n; i++) {
-        if (!(s->flags[i] & FLAG_AIRBORNE) && !sand_resting_on_object(s, i))
+        if (!s->keep[i])
             continue;
         pos[3 * k] = (float)s->x[i], pos[3 * k + 1] = (float)s->y[i], pos[3 * k + 2] = (float)s->z[i];
         vel[3 * k] = (float)s->vx[i], vel[3 * k + 1] = (float)s->vy[i], vel[3 * k + 2] = (float)s->vz[i];

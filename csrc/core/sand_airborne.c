@@ -139,7 +139,17 @@ ts_status sand_land_and_remove(ts_sand *s, ts_error *err)
      * touching alone would let grains sift down through the pores of the DEs */
     const double reach = 0.5 * s->p.element_radius;
     size_t n = s->el.n;
+    /* the few DEs this concerns, found in parallel (keep is free until the compaction below), then taken in
+     * order: merges change only ground DEs and ones added past n */
+    #pragma omp parallel for schedule(static) if (n >= TS_PARALLEL_MIN)
     for (size_t a = 0; a < n; a++) {
+        int inside;
+        column_of(s, s->x[a], s->y[a], &inside);
+        s->keep[a] = !inside || ((s->flags[a] & FLAG_AIRBORNE) && s->vol[a] != 0.0);
+    }
+    for (size_t a = 0; a < n; a++) {
+        if (!s->keep[a])
+            continue;
         int inside;
         size_t c = column_of(s, s->x[a], s->y[a], &inside);
         if (!inside) {
@@ -177,6 +187,7 @@ ts_status sand_land_and_remove(ts_sand *s, ts_error *err)
         }
     }
     size_t emptied = 0;
+    #pragma omp parallel for schedule(static) reduction(+ : emptied) if (s->el.n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < s->el.n; i++) {
         s->keep[i] = s->vol[i] > 0.0;
         emptied += !s->keep[i];

@@ -495,6 +495,7 @@ ts_status sand_update_span_maps(ts_sand *s, double at, ts_error *err)
 ts_status sand_build_grid(ts_sand *s, ts_error *err)
 {
     double r_max = s->p.element_radius;
+    #pragma omp parallel for schedule(static) reduction(max : r_max) if (s->el.n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < s->el.n; i++) {
         s->gx[i] = (float)s->x[i], s->gy[i] = (float)s->y[i], s->gz[i] = (float)s->z[i];
         s->inv_m[i] = 1.0 / s->m[i];
