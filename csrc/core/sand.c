@@ -463,12 +463,9 @@ static ts_status sand_write_frame(void *state, ts_frame_output *out, ts_error *e
     ts_status st = ts_frame_add(&f, "height", TS_ATTR_F32, 1, s->display_f, err);
     if (st == TS_OK)
         st = ts_output_particles(out, "ground", &f, err);
-    size_t m = 0; /* the grains written: airborne, or resting on an object (marked in keep, free between steps) */
-    #pragma omp parallel for schedule(static) reduction(+ : m) if (s->el.n >= TS_PARALLEL_MIN)
-    for (size_t i = 0; i < s->el.n; i++) {
-        s->keep[i] = (s->flags[i] & FLAG_AIRBORNE) || sand_resting_on_object(s, i);
+    size_t m = 0; /* the grains written: those the rebuild left out of the ground, marked in keep */
+    for (size_t i = 0; i < s->el.n; i++)
         m += s->keep[i];
-    }
     float *pos = malloc((3 * m + 1) * sizeof *pos), *vel = malloc((3 * m + 1) * sizeof *vel);
     float *rad = malloc((m + 1) * sizeof *rad);
     uint8_t *air = malloc(m + 1);

@@ -18,13 +18,25 @@
  * the ground DEs over it (spread over the 2 x 2 nearest column centres),
  * then smoothing within the region. Airborne grains and DEs resting on
  * objects are not part of the ground. */
+size_t sand_mark_grains(ts_sand *s)
+{
+    size_t count = 0;
+    #pragma omp parallel for schedule(static) reduction(+ : count) if (s->el.n >= TS_PARALLEL_MIN)
+    for (size_t i = 0; i < s->el.n; i++) {
+        s->keep[i] = (s->flags[i] & FLAG_AIRBORNE) || sand_resting_on_object(s, i);
+        count += s->keep[i];
+    }
+    return count;
+}
+
 void sand_rebuild_display(ts_sand *s)
 {
     const double area = s->p.cell_size * s->p.cell_size;
     const int nx = s->cols.nx, ny = s->cols.ny;
     memcpy(s->display, s->bed, s->n_columns * sizeof *s->display);
+    sand_mark_grains(s);
     for (size_t i = 0; i < s->el.n; i++) {
-        if ((s->flags[i] & FLAG_AIRBORNE) || sand_resting_on_object(s, i))
+        if (s->keep[i])
             continue;
         double fx = (s->x[i] - s->cols.x0) / s->cols.cell - 0.5, fy = (s->y[i] - s->cols.y0) / s->cols.cell - 0.5;
         int i0 = (int)floor(fx), j0 = (int)floor(fy);
