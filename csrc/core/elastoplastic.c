@@ -179,6 +179,13 @@ static inline double kernel(const ts_elastoplastic *e, double r)
 
 static void mat_set(double *dst, ts_mat3 m) { memcpy(dst, m.m, 9 * sizeof *dst); }
 
+static ts_mat3 mat_get(const double *src)
+{
+    ts_mat3 m;
+    memcpy(m.m, src, 9 * sizeof *src);
+    return m;
+}
+
 /* m's columns, each padded to 4 doubles: what a slave's gather multiplies a kernel gradient by, a vector at a
  * time (gather_stress) */
 static void store_columns(double *dst, ts_mat3 m)
@@ -188,12 +195,6 @@ static void store_columns(double *dst, ts_mat3 m)
             dst[4 * b + a] = m.m[a][b];
         dst[4 * b + 3] = 0.0;
     }
-}
-static ts_mat3 mat_get(const double *src)
-{
-    ts_mat3 m;
-    memcpy(m.m, src, 9 * sizeof *src);
-    return m;
 }
 
 /* Lattice points of the masters: inside a closed mesh, or one layer along an open one (a sheet). */
@@ -1205,8 +1206,6 @@ static void deform(ts_elastoplastic *e, size_t i, double dt)
     memcpy(e->FE_sigma + 3 * i, sig, sizeof sig);
 }
 
-/* Eqs. 8-9 at master i, with the old velocity taken with its FLIP update (see the top), then its
- * collisions and eq. 10. */
 /* Over master i's slaves: sum N v_s (pic), sum N (v_s - v0_s) (change) and the gradient of v0 (grad0) */
 TS_WIDE_CLONES static void gather_velocities(const ts_elastoplastic *e, size_t i, double pic[3], double change[3],
                                              double grad0[3][3])
@@ -1226,6 +1225,8 @@ TS_WIDE_CLONES static void gather_velocities(const ts_elastoplastic *e, size_t i
     }
 }
 
+/* Eqs. 8-9 at master i, with the old velocity taken with its FLIP update (see the top), then its
+ * collisions and eq. 10. */
 static void move_master(ts_elastoplastic *e, size_t i, double dt)
 {
     double pic[3], change[3], grad0[3][3];
