@@ -14,27 +14,24 @@
 
 /* ------------------------------------------------------------ the heights */
 
+/* keep[i] = 1 for the DEs that are not part of the ground: airborne, or resting on an object */
+static void mark_grains(ts_sand *s)
+{
+    #pragma omp parallel for schedule(static) if (s->el.n >= TS_PARALLEL_MIN)
+    for (size_t i = 0; i < s->el.n; i++)
+        s->keep[i] = (s->flags[i] & FLAG_AIRBORNE) || sand_resting_on_object(s, i);
+}
+
 /* §4.4 rebuild, volume-exact: each column shows the bed plus the volume of
  * the ground DEs over it (spread over the 2 x 2 nearest column centres),
  * then smoothing within the region. Airborne grains and DEs resting on
  * objects are not part of the ground. */
-size_t sand_mark_grains(ts_sand *s)
-{
-    size_t count = 0;
-    #pragma omp parallel for schedule(static) reduction(+ : count) if (s->el.n >= TS_PARALLEL_MIN)
-    for (size_t i = 0; i < s->el.n; i++) {
-        s->keep[i] = (s->flags[i] & FLAG_AIRBORNE) || sand_resting_on_object(s, i);
-        count += s->keep[i];
-    }
-    return count;
-}
-
 void sand_rebuild_display(ts_sand *s)
 {
     const double area = s->p.cell_size * s->p.cell_size;
     const int nx = s->cols.nx, ny = s->cols.ny;
     memcpy(s->display, s->bed, s->n_columns * sizeof *s->display);
-    sand_mark_grains(s);
+    mark_grains(s);
     for (size_t i = 0; i < s->el.n; i++) {
         if (s->keep[i])
             continue;

@@ -161,10 +161,8 @@ size_t sand_add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double 
 void sand_smooth_heights(double *h, double *flux_sum, const uint8_t *mask, int nx, int ny, int passes);
 
 /* sand_bed.c */
-/* keep[i] = 1 for the DEs that are not part of the ground (airborne, or resting on an object; keep is free
- * between steps); their count */
-size_t sand_mark_grains(ts_sand *s);
-/* the heights shown (s->display, display_f); marks the grains as sand_mark_grains does */
+/* the heights shown (s->display, display_f); leaves keep[i] = 1 for the DEs not part of the ground (airborne, or
+ * resting on an object: the grains written; keep is free between steps) */
 void sand_rebuild_display(ts_sand *s);
 ts_status sand_place_under_objects(ts_sand *s, ts_error *err);
 ts_status sand_grow_region(ts_sand *s, ts_error *err);
