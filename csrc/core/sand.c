@@ -123,14 +123,15 @@ static ts_status check_params(const ts_sand_params *p, ts_error *err)
 static double automatic_contact_time(const ts_sand *s)
 {
     const double g_here = gravity_magnitude(s), g = g_here > 0.0 ? g_here : 9.80665, ln_e = log(s->p.restitution);
-    double tallest = 0.0, weights = 0.0;
+    const double layer = M_SQRT2 * s->p.element_radius; /* a layer's height, and a DE's share of its area */
+    double tallest = 0.0, areal_mass = 0.0;
     for (size_t k = 0; k < s->n_objects; k++) {
         tallest = fmax(tallest, s->objects[k].height);
-        if (!s->objects[k].body.keyframed)
-            weights = fmax(weights, s->objects[k].carried_weights);
+        areal_mass = fmax(areal_mass, s->objects[k].areal_mass); /* 0 for keyframed objects */
     }
+    const double weights = areal_mass / (s->p.bulk_density * layer);
     const double depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : 0.5 * tallest; /* sand_place_under_objects */
-    const double layers = depth / (M_SQRT2 * s->p.element_radius);
+    const double layers = depth / layer;
     double sag = CONTACT_SAG;
     if (weights > 0.0)
         sag = fmin(sag, fmin(OBJECT_SAG / weights, LAYER_SAG / (weights * layers)));
@@ -206,8 +207,7 @@ size_t sand_add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double 
 
 /* ------------------------------------------------------------------ set-up */
 
-static ts_status add_object(object *ob, const ts_object_input *o, double bulk_density, double element_radius,
-                            ts_error *err)
+static ts_status add_object(object *ob, const ts_object_input *o, ts_error *err)
 {
     ts_mass_properties mp;
     ts_status st = ts_rigid_object_init(&ob->body, o, "object", &mp, err);
@@ -229,7 +229,7 @@ static ts_status add_object(object *ob, const ts_object_input *o, double bulk_de
     memcpy(ob->triangles, o->triangles, 3 * o->triangle_count * sizeof *ob->triangles);
     ob->height = zhi - zlo;
     if (!ob->body.keyframed) /* see automatic_contact_time */
-        ob->carried_weights = ob->body.rb.mass / mp.volume / bulk_density * ob->height / (M_SQRT2 * element_radius);
+        ob->areal_mass = ob->body.rb.mass / mp.volume * ob->height;
     ts_hsmap_init(&ob->map);
     return TS_OK;
 }
@@ -313,7 +313,7 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
                                              what, s->bed, err)) != TS_OK)
                 return st;
         } else if (objects[k].role == TS_SAND_OBJECT) {
-            if ((st = add_object(&s->objects[s->n_objects++], o, p->bulk_density, p->element_radius, err)) != TS_OK)
+            if ((st = add_object(&s->objects[s->n_objects++], o, err)) != TS_OK)
                 return st;
         } else {
             return ts_fail(err, TS_ERR_INVALID, "object '%s': unknown role %d", o->name, (int)objects[k].role);

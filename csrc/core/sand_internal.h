@@ -42,7 +42,7 @@ typedef struct object {
     double *world;               /* vertices now */
     double height;               /* vertical size at rest, m */
     double lowest;               /* lowest world z of its vertices now: no span reaches below */
-    double carried_weights;      /* simulated: its weight over its mean section, in DE weights per DE below */
+    double areal_mass;           /* simulated: its mass over its mean horizontal section (volume / height), kg/m^2 */
     ts_hsmap map;
     ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
 } object;

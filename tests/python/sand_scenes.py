@@ -135,7 +135,8 @@ def resting_cube(cell=0.02, preset="Dry Sand", half=None, density=1000.0, dem_de
                  velocity=(0.0, 0.0, 0.0), **settings):
     """A cube of side 2 `half` (m; 5 cells by default) set a tenth of a cell above the middle of a bed of `preset`
     30 cells square, whose surface is 5 cells up (0.6 m and 0.1 m at the default 2 cm cells), and let go with
-    `velocity`; `settings` override the preset's. Returns the scene (the cube is "Cube") and the height of its centre resting on the surface."""
+    `velocity`; `settings` override the preset's. Returns the scene (the cube is "Cube") and the height of its centre
+    resting on the surface."""
     half = 2.5 * cell if half is None else half
     surface = 5 * cell
     params = dict(preset_parameters(preset), cell_size=cell, element_radius=cell / 2, dem_depth=dem_depth,

@@ -39,8 +39,7 @@ PARAMS = (
     Param("contact_time", "float", 0.0, "Duration of a collision t_c (eq. A-9): shorter is stiffer and slower to "
           "bake; 0: from the element radius, so a DE's own weight presses its contact 1.7 % of its radius in "
           "(0.014 s for 1 cm elements), stiffer under a heavy object, the more so through a deep DEM layer (down "
-          "to 0.6 %)", unit="s", min=0.0, max=10.0,
-          group="Grains", automatic="contact_time"),
+          "to 0.6 %)", unit="s", min=0.0, max=10.0, group="Grains", automatic="contact_time"),
     Param("split_speed", "float", 0.3, "A DE thrown free of the surface faster than this upward spatters into grains",
           unit="m/s", min=1e-4, max=1000.0, group="Spatter"),
     Param("resting_gap", "float", 0.5, "A DE within this many element radii above an object rests on it (shown "
