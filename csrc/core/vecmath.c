@@ -250,13 +250,18 @@ static void swap_columns(ts_mat3 *a, int i, int j)
     }
 }
 
-/* One-sided Jacobi from V = v0 (a rotation): W = A V's columns are rotated until mutually orthogonal. */
+/* One-sided Jacobi from V = v0 (a rotation): W = A V's columns are rotated until mutually orthogonal. The
+ * sweeps converge quadratically, so once a sweep's largest cosine between two columns was below
+ * SVD_LAST_SWEEP, what it left is below rounding: the sweep that would only confirm it is skipped (from a
+ * good guess, as in the elastoplastic solver's steps, it is one sweep of three). */
+#define SVD_LAST_SWEEP 1e-9
+
 static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
 {
     ts_mat3 w = ts_m3_mul(a, v0);
     ts_mat3 v = v0;
     for (int sweep = 0; sweep < 60; sweep++) {
-        int rotated = 0;
+        int rotated = 0, far = 0;
         for (int p = 0; p < 2; p++) {
             for (int r = p + 1; r < 3; r++) {
                 double alpha = 0, beta = 0, gamma = 0;
@@ -265,9 +270,11 @@ static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts
                     beta += w.m[k][r] * w.m[k][r];
                     gamma += w.m[k][p] * w.m[k][r];
                 }
-                if (gamma == 0.0 || fabs(gamma) <= DBL_EPSILON * sqrt(alpha * beta))
+                const double scale = sqrt(alpha * beta);
+                if (gamma == 0.0 || fabs(gamma) <= DBL_EPSILON * scale)
                     continue;
                 rotated = 1;
+                far |= fabs(gamma) > SVD_LAST_SWEEP * scale;
                 double zeta = (beta - alpha) / (2.0 * gamma);
                 double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
                 double c = 1.0 / sqrt(1.0 + t * t), s = c * t;
@@ -281,7 +288,7 @@ static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts
                 }
             }
         }
-        if (!rotated)
+        if (!rotated || !far)
             break;
     }
     /* sort columns by decreasing norm; each swap flips det(V), fixed below */
