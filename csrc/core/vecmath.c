@@ -261,7 +261,7 @@ static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts
     ts_mat3 w = ts_m3_mul(a, v0);
     ts_mat3 v = v0;
     for (int sweep = 0; sweep < 60; sweep++) {
-        int rotated = 0, far = 0;
+        int far = 0; /* a rotation above SVD_LAST_SWEEP in this sweep */
         for (int p = 0; p < 2; p++) {
             for (int r = p + 1; r < 3; r++) {
                 double alpha = 0, beta = 0, gamma = 0;
@@ -273,7 +273,6 @@ static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts
                 const double scale = sqrt(alpha * beta);
                 if (gamma == 0.0 || fabs(gamma) <= DBL_EPSILON * scale)
                     continue;
-                rotated = 1;
                 far |= fabs(gamma) > SVD_LAST_SWEEP * scale;
                 double zeta = (beta - alpha) / (2.0 * gamma);
                 double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
@@ -288,7 +287,7 @@ static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts
                 }
             }
         }
-        if (!rotated || !far)
+        if (!far)
             break;
     }
     /* sort columns by decreasing norm; each swap flips det(V), fixed below */
