@@ -252,8 +252,9 @@ static void swap_columns(ts_mat3 *a, int i, int j)
 
 /* One-sided Jacobi from V = v0 (a rotation): W = A V's columns are rotated until mutually orthogonal. The
  * sweeps converge quadratically, so once a sweep's largest cosine between two columns was below
- * SVD_LAST_SWEEP, what it left is below rounding: the sweep that would only confirm it is skipped (from a
- * good guess, as in the elastoplastic solver's steps, it is one sweep of three). */
+ * SVD_LAST_SWEEP, what it left is below rounding: the sweep that would only confirm it is skipped (one sweep
+ * of every call; from the elastoplastic solver's guesses about half the calls then take one sweep, the rest
+ * three). */
 #define SVD_LAST_SWEEP 1e-9
 
 static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
