@@ -386,10 +386,14 @@ static ts_status sand_stable_dt(void *state, double *dt, ts_error *err)
 
 static ts_status check_finite(const ts_sand *s, ts_error *err)
 {
+    size_t first = SIZE_MAX; /* the first in DE order, whatever the threads */
+    #pragma omp parallel for schedule(static) reduction(min : first) if (s->el.n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < s->el.n; i++)
         if (!isfinite(s->x[i] + s->y[i] + s->z[i] + s->vx[i] + s->vy[i] + s->vz[i]))
-            return ts_fail(err, TS_ERR_UNSTABLE, "element %u is not finite; raise Steps per Contact or the "
-                           "Contact Time", s->id[i]);
+            first = i < first ? i : first;
+    if (first != SIZE_MAX)
+        return ts_fail(err, TS_ERR_UNSTABLE, "element %u is not finite; raise Steps per Contact or the "
+                       "Contact Time", s->id[first]);
     for (size_t k = 0; k < s->n_objects; k++)
         if (!isfinite(s->objects[k].body.rb.x.x + s->objects[k].body.rb.x.y + s->objects[k].body.rb.x.z))
             return ts_fail(err, TS_ERR_UNSTABLE, "object '%s' is not finite", s->objects[k].body.name);

@@ -476,6 +476,10 @@ ts_status sand_update_span_maps(ts_sand *s, double at, ts_error *err)
         object *ob = &s->objects[k];
         ts_rigid_object_follow(&ob->body, at);
         ts_transform t = {ob->body.rb.x, ob->body.rb.q};
+        /* the map is a function of the pose alone: an object that has not moved (a static obstacle, a keyframed
+         * one between keys that hold) keeps it - a rebuild rasterises and sorts every column it covers */
+        if (ob->has_map && !memcmp(&t, &ob->mapped, sizeof t))
+            continue;
         ob->lowest = HUGE_VAL;
         for (size_t v = 0; v < ob->vertex_count; v++) {
             ts_vec3 w = ts_transform_apply(t, ts_v3(ob->rest[3 * v], ob->rest[3 * v + 1], ob->rest[3 * v + 2]));
@@ -486,6 +490,7 @@ ts_status sand_update_span_maps(ts_sand *s, double at, ts_error *err)
                                       ob->triangle_count, err);
         if (st != TS_OK)
             return st;
+        ob->mapped = t, ob->has_map = 1;
     }
     return TS_OK;
 }

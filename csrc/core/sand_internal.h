@@ -42,6 +42,8 @@ typedef struct object {
     double *world;               /* vertices now */
     double height;               /* vertical size at rest, m */
     double lowest;               /* lowest world z of its vertices now: no span reaches below */
+    ts_transform mapped;         /* where the span map, world and lowest were last made, if `has_map` */
+    int has_map;
     double areal_mass;           /* simulated: its mass over its mean horizontal section (volume / height), kg/m^2 */
     ts_hsmap map;
     ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
