@@ -407,7 +407,7 @@ static ts_status sand_step(void *state, const ts_step_context *now, ts_error *er
     s->now = *now;
     ts_status st = sand_place_under_objects(s, err);
     if (st == TS_OK)
-        st = sand_build_grid(s, err);
+        sand_prepare_elements(s);
     if (st == TS_OK && s->sort_pending) {
         st = sand_sort_into_cells(s, err);
         s->sort_pending = 0;

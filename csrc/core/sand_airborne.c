@@ -141,11 +141,18 @@ ts_status sand_land_and_remove(ts_sand *s, ts_error *err)
     size_t n = s->el.n;
     /* the few DEs this concerns, found in parallel (keep is free until the compaction below), then taken in
      * order: merges change only ground DEs and ones added past n */
-    #pragma omp parallel for schedule(static) if (n >= TS_PARALLEL_MIN)
+    int any = 0;
+    #pragma omp parallel for schedule(static) reduction(| : any) if (n >= TS_PARALLEL_MIN)
     for (size_t a = 0; a < n; a++) {
         int inside;
         column_of(s, s->x[a], s->y[a], &inside);
         s->keep[a] = !inside || ((s->flags[a] & FLAG_AIRBORNE) && s->vol[a] != 0.0);
+        any |= s->keep[a];
+    }
+    if (any) {
+        ts_status st = sand_current_grid(s, err); /* before a split adds DEs */
+        if (st != TS_OK)
+            return st;
     }
     for (size_t a = 0; a < n; a++) {
         if (!s->keep[a])

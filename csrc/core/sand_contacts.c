@@ -497,7 +497,9 @@ ts_status sand_update_span_maps(ts_sand *s, double at, ts_error *err)
 
 /* ------------------------------------------------------- the contact grid */
 
-ts_status sand_build_grid(ts_sand *s, ts_error *err)
+/* What the force pass reads of the DEs as the step begins: float positions (for the pairs and the grid), 1/m,
+ * r_max. The grid over them waits until something asks for it (sand_current_grid): most steps nothing does. */
+void sand_prepare_elements(ts_sand *s)
 {
     double r_max = s->p.element_radius;
     #pragma omp parallel for schedule(static) reduction(max : r_max) if (s->el.n >= TS_PARALLEL_MIN)
@@ -507,10 +509,26 @@ ts_status sand_build_grid(ts_sand *s, ts_error *err)
         if (s->r[i] > r_max)
             r_max = s->r[i];
     }
+    s->r_max = r_max;
+    s->grid_pending = 1;
+}
+
+/* The grid over the DEs as sand_prepare_elements saw them, built now if it was not (nothing has added, moved in
+ * gx or renumbered DEs since). */
+ts_status sand_current_grid(ts_sand *s, ts_error *err)
+{
+    if (!s->grid_pending)
+        return TS_OK;
+    s->grid_pending = 0;
     /* cells of a contact distance, r_max + r_max: contacts are in the 27 cells
      * around, landing grains (reaching 2.5 r_max) within two cells */
-    s->r_max = r_max;
-    return ts_grid_build(&s->grid, s->gx, s->gy, s->gz, s->el.n, (float)(2.0 * r_max), NULL, err);
+    return ts_grid_build(&s->grid, s->gx, s->gy, s->gz, s->el.n, (float)(2.0 * s->r_max), NULL, err);
+}
+
+ts_status sand_build_grid(ts_sand *s, ts_error *err)
+{
+    sand_prepare_elements(s);
+    return sand_current_grid(s, err);
 }
 
 /* Put the DEs, with their contact histories, in the order of the grid's
@@ -522,7 +540,11 @@ ts_status sand_build_grid(ts_sand *s, ts_error *err)
 ts_status sand_sort_into_cells(ts_sand *s, ts_error *err)
 {
     sand_pairs_release(s);
-    ts_status st = ts_particles_permute(&s->el, s->grid.sorted, err);
-    return st == TS_OK ? sand_build_grid(s, err) : st;
+    ts_status st = sand_current_grid(s, err);
+    if (st == TS_OK)
+        st = ts_particles_permute(&s->el, s->grid.sorted, err);
+    if (st == TS_OK)
+        sand_prepare_elements(s);
+    return st;
 }
 

@@ -128,7 +128,8 @@ struct ts_sand {
     uint8_t *keep;               /* still holds sand (the compaction after merges) */
     uint8_t *may_grow;           /* sand_grow_region's candidates */
     int sort_pending;            /* put the DEs in cell order at the next step (the first of a frame) */
-    ts_grid grid;                /* cells of 2 r_max, built before each force pass */
+    ts_grid grid;                /* cells of 2 r_max over the DEs as they were before this step's force pass */
+    int grid_pending;            /* the grid is due but not built: only landing grains need it (sand_current_grid) */
     double r_max;                /* largest DE radius at the last grid build */
 
     object *objects;
@@ -182,6 +183,8 @@ void sand_integrate_objects(ts_sand *s, double dt);
 void sand_objects_on_bed(ts_sand *s);
 ts_status sand_update_span_maps(ts_sand *s, double at, ts_error *err);
 ts_status sand_build_grid(ts_sand *s, ts_error *err);
+void sand_prepare_elements(ts_sand *s);
+ts_status sand_current_grid(ts_sand *s, ts_error *err);
 ts_status sand_sort_into_cells(ts_sand *s, ts_error *err);
 
 /* sand_airborne.c */
