@@ -200,6 +200,9 @@ size_t sand_add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double 
     c->count[i] = 0;
     for (int k = 0; k < SOURCE_SLOTS; k++)
         c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
+    memset(c->source_d_t + i * SOURCE_SLOTS * 3, 0, SOURCE_SLOTS * 3 * sizeof *c->source_d_t);
+    if (c->source_m_r)
+        memset(c->source_m_r + i * SOURCE_SLOTS * 3, 0, SOURCE_SLOTS * 3 * sizeof *c->source_m_r);
     if (s->el.n > s->max_seen)
         s->max_seen = s->el.n;
     return i;

@@ -57,48 +57,39 @@ typedef struct staged_contacts {
     contact_history source_history[SOURCE_SLOTS];
 } staged_contacts;
 
-/* Can a DE at p of radius r touch an object's span map at all? ts_span_contact
- * looks at the DE's column and the eight around it, and every span lies
- * above the object's lowest point. */
-static int object_within_reach(const object *ob, const ts_columns *cols, ts_vec3 p, double r)
+/* Can a DE of radius r at height z over column (ci, cj) touch an object's span map at all? ts_span_contact looks
+ * at the DE's column and the eight around it, and every span lies above the object's lowest point. */
+static int object_within_reach(const object *ob, int ci, int cj, double z, double r)
 {
     const ts_hsmap *m = &ob->map;
-    int ci, cj;
-    ts_columns_index(cols, p.x, p.y, &ci, &cj);
-    return p.z + r > ob->lowest && ci + 1 >= m->i0 && ci - 1 < m->i0 + m->nx && cj + 1 >= m->j0 &&
+    return z + r > ob->lowest && ci + 1 >= m->i0 && ci - 1 < m->i0 + m->nx && cj + 1 >= m->j0 &&
            cj - 1 < m->j0 + m->ny;
 }
 
-/* Can a DE at p of radius r touch the bed? Only below the top of its column
- * or of one around it (the bed's outer edges are walls). */
-static int bed_within_reach(const ts_sand *s, ts_vec3 p, double r)
+/* Can a DE of radius r at height z over column (ci, cj) touch the bed? Only below the top of its column or of one
+ * around it (the bed's outer edges are walls). */
+static int bed_within_reach(const ts_sand *s, int ci, int cj, double z, double r)
 {
-    int ci, cj;
-    ts_columns_index(&s->cols, p.x, p.y, &ci, &cj);
     for (int j = cj - 1; j <= cj + 1; j++)
         for (int i = ci - 1; i <= ci + 1; i++) {
             if (i < 0 || j < 0 || i >= s->cols.nx || j >= s->cols.ny ||
-                p.z - r < s->bed[(size_t)i + (size_t)s->cols.nx * j])
+                z - r < s->bed[(size_t)i + (size_t)s->cols.nx * j])
                 return 1;
         }
     return 0;
 }
 
-/* Contact of DE i with one source (object k, or the bed when k = n_objects). */
+/* Contact of DE i with one source within its reach (object k, or the bed when k = n_objects); `reaction` is where
+ * an object that is pushed back reads it, zeroed, or NULL. */
 static void source_force(ts_sand *s, size_t i, int k, const ts_span_source *src, double dt, staged_contacts *next,
-                         element_force *ef)
+                         element_force *ef, double *reaction)
 {
     ts_vec3 p = ts_v3(s->x[i], s->y[i], s->z[i]);
     double d_n, r = s->r[i];
     ts_vec3 u_n;
     const object *ob = k < (int)s->n_objects ? &s->objects[k] : NULL;
-    /* a keyframed object is not pushed back: its reactions are never read, so not written */
-    double *reaction = ob && ob->body.keyframed ? NULL : s->reaction + (i * (s->n_objects + 1) + (size_t)k) * 6;
     const int rolling_on = s->p.rolling_friction > 0.0;
-    if (reaction)
-        memset(reaction, 0, 6 * sizeof *reaction);
-    if ((ob ? !object_within_reach(ob, &s->cols, p, r) : !bed_within_reach(s, p, r)) ||
-        !ts_span_contact(src, p, r, &d_n, &u_n))
+    if (!ts_span_contact(src, p, r, &d_n, &u_n))
         return;
     ts_vec3 point = ts_v3_add(p, ts_v3_scale(u_n, r - 0.5 * d_n));
     ts_vec3 v_obj = ob ? object_velocity(s, ob, point) : ts_v3(0, 0, 0);
@@ -346,6 +337,8 @@ static void pair_shares(ts_sand *s, size_t b, element_force *ef)
 /* Replace DE i's source slots by what the pass built (its DE-DE slots are the pairs' until sand_pairs_to_slots). */
 static void store_sources(contacts *c, size_t i, const staged_contacts *st)
 {
+    if (st->sources == 0 && c->source[i * SOURCE_SLOTS] == NO_SOURCE)
+        return; /* none held before or now (empty slots are kept zeroed): most DEs, most steps */
     const int rolling_on = c->m_r != NULL;
     for (int k = 0; k < SOURCE_SLOTS; k++) {
         double *d = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
@@ -363,7 +356,6 @@ static void store_sources(contacts *c, size_t i, const staged_contacts *st)
 void sand_compute_forces(ts_sand *s, double dt)
 {
     const ts_vec3 g = ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]);
-    ts_span_source bed = {NULL, s->bed, &s->cols};
     const size_t n = s->el.n;
     #pragma omp parallel for schedule(static) if (n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
@@ -383,16 +375,26 @@ void sand_compute_forces(ts_sand *s, double dt)
         element_force ef = {ts_v3(s->fx[i], s->fy[i], s->fz[i]), ts_v3(s->tx[i], s->ty[i], s->tz[i])};
         staged_contacts next;
         next.sources = 0;
-        if (!(s->flags[i] & FLAG_AIRBORNE))
+        const int airborne = (s->flags[i] & FLAG_AIRBORNE) != 0;
+        if (!airborne)
             pair_shares(s, i, &ef);
-        for (size_t k = 0; k < s->n_objects; k++) {
-            ts_span_source src = {&s->objects[k].map, NULL, &s->cols};
-            source_force(s, i, (int)k, &src, dt, &next, &ef);
+        int ci, cj;
+        ts_columns_index(&s->cols, s->x[i], s->y[i], &ci, &cj);
+        double *reaction = s->reaction + i * (s->n_objects + 1) * 6;
+        for (size_t k = 0; k <= s->n_objects; k++, reaction += 6) {
+            const int is_bed = k == s->n_objects;
+            const object *ob = is_bed ? NULL : &s->objects[k];
+            /* a keyframed object is not pushed back: its reactions are never read, so not written */
+            const int pushed = !ob || !ob->body.keyframed;
+            if (pushed)
+                memset(reaction, 0, 6 * sizeof *reaction);
+            /* airborne grains landing on the bed are deposited instead */
+            if (is_bed ? airborne || !bed_within_reach(s, ci, cj, s->z[i], s->r[i])
+                       : !object_within_reach(ob, ci, cj, s->z[i], s->r[i]))
+                continue;
+            ts_span_source src = {is_bed ? NULL : &ob->map, is_bed ? s->bed : NULL, &s->cols};
+            source_force(s, i, (int)k, &src, dt, &next, &ef, pushed ? reaction : NULL);
         }
-        if (!(s->flags[i] & FLAG_AIRBORNE)) /* airborne grains landing on the bed are deposited instead */
-            source_force(s, i, (int)s->n_objects, &bed, dt, &next, &ef);
-        else
-            memset(s->reaction + (i * (s->n_objects + 1) + s->n_objects) * 6, 0, 6 * sizeof(double));
         store_sources(&s->c, i, &next);
         s->fx[i] = ef.F.x, s->fy[i] = ef.F.y, s->fz[i] = ef.F.z;
         s->tx[i] = ef.T.x, s->ty[i] = ef.T.y, s->tz[i] = ef.T.z;
