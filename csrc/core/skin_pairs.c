@@ -26,6 +26,10 @@ void ts_skin_pairs_free(ts_skin_pairs *p)
     free(p->start);
     free(p->other);
     free(p->ref);
+    for (size_t k = 0; k < p->blocks; k++)
+        free(p->found[k]);
+    free(p->found);
+    free(p->found_cap);
     ts_grid_free(&p->grid);
     memset(p, 0, sizeof *p);
 }
@@ -93,17 +97,24 @@ int ts_skin_pairs_due(const ts_skin_pairs *p, const float *ax, const float *ay, 
     return da + db > SKIN_USED * p->skin;
 }
 
-/* The candidates of a within reach, written from `at` (or only counted), in the grid's order. */
-static uint32_t candidates_of(const ts_skin_pairs *p, float x, float y, float z, size_t a, int self,
-                              const float *bx, const float *by, const float *bz, uint32_t *at)
+/* a's per block of the search: the blocks' bounds depend on na alone */
+#define SEARCH_BLOCK 1024
+
+/* The candidates of a within reach, appended to *found from `used` (grown as needed), in ascending b; their
+ * count, or -1 out of memory. */
+static long candidates_of(const ts_skin_pairs *p, float x, float y, float z, size_t a, int self, const float *bx,
+                          const float *by, const float *bz, uint32_t **found, size_t *cap, size_t used)
 {
     const float reach = (float)(p->radius + p->skin), reach2 = reach * reach;
     if (self && left_out(p, a))
         return 0;
     ts_neighbor_ranges r;
     ts_grid_ranges_within(&p->grid, x, y, z, reach, &r);
-    uint32_t count = 0;
-    for (int q = 0; q < r.n; q++)
+    size_t count = 0;
+    for (int q = 0; q < r.n; q++) {
+        if (ts_grow((void **)found, cap, used + count + (r.end[q] - r.begin[q]), sizeof **found))
+            return -1; /* room for the whole range: no test per candidate */
+        uint32_t *at = *found + used;
         for (uint32_t c = r.begin[q]; c < r.end[q]; c++) {
             uint32_t b = p->grid.sorted[c];
             if (self && (b >= a || left_out(p, b)))
@@ -111,37 +122,58 @@ static uint32_t candidates_of(const ts_skin_pairs *p, float x, float y, float z,
             float dx = bx[b] - x, dy = by[b] - y, dz = bz[b] - z;
             if (dx * dx + dy * dy + dz * dz >= reach2)
                 continue;
-            if (at)
-                at[count] = b;
-            count++;
+            at[count++] = b;
         }
-    return count;
-}
-
-static void sort_ascending(uint32_t *v, uint32_t n)
-{
-    for (uint32_t i = 1; i < n; i++) {
-        uint32_t x = v[i], j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
     }
+    uint32_t *v = *found + used; /* insertion sort: a few dozen, nearly in order (the grid's rows run along x) */
+    for (size_t i = 1; i < count; i++) {
+        uint32_t b = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > b; j--)
+            v[j] = v[j - 1];
+        v[j] = b;
+    }
+    return (long)count;
 }
 
 ts_status ts_skin_pairs_search(ts_skin_pairs *p, const float *ax, const float *ay, const float *az, size_t na,
                         const float *bx, const float *by, const float *bz, size_t nb, ts_error *err)
 {
     const int self = ax == bx && ay == by && az == bz;
+    const size_t blocks = (na + SEARCH_BLOCK - 1) / SEARCH_BLOCK;
     if (ts_grow((void **)&p->start, &p->start_cap, na + 1, sizeof *p->start) ||
         ts_grow((void **)&p->ref, &p->ref_cap, 3 * (na + nb), sizeof *p->ref))
         return ts_fail(err, TS_ERR_NOMEM, "neighbour pairs: out of memory for %zu particles", na + nb);
+    if (blocks > p->blocks) { /* each block's scratch, kept for the next search */
+        uint32_t **found = realloc(p->found, blocks * sizeof *found);
+        size_t *found_cap = found ? realloc(p->found_cap, blocks * sizeof *found_cap) : NULL;
+        if (found)
+            p->found = found;
+        if (!found_cap)
+            return ts_fail(err, TS_ERR_NOMEM, "neighbour pairs: out of memory for %zu particles", na);
+        p->found_cap = found_cap;
+        for (size_t k = p->blocks; k < blocks; k++)
+            p->found[k] = NULL, p->found_cap[k] = 0;
+        p->blocks = blocks;
+    }
     /* cells of half the reach: the rows of cells the sphere misses are left out (grid.h) */
     ts_status st = ts_grid_build(&p->grid, bx, by, bz, nb, (float)(0.5 * (p->radius + p->skin)), NULL, err);
     if (st != TS_OK)
         return st;
-    #pragma omp parallel for schedule(static)
-    for (size_t a = 0; a < na; a++)
-        p->start[a + 1] = candidates_of(p, ax[a], ay[a], az[a], a, self, bx, by, bz, NULL);
+    /* one pass: each block's candidates into its own scratch, its a's counts into start (shifted by one) */
+    int failed = 0;
+    #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+    for (size_t k = 0; k < blocks; k++) {
+        size_t used = 0, end = (k + 1) * SEARCH_BLOCK < na ? (k + 1) * SEARCH_BLOCK : na;
+        for (size_t a = k * SEARCH_BLOCK; a < end && !failed; a++) {
+            long n = candidates_of(p, ax[a], ay[a], az[a], a, self, bx, by, bz, &p->found[k], &p->found_cap[k], used);
+            failed |= n < 0;
+            p->start[a + 1] = n < 0 ? 0 : (uint32_t)n;
+            used += n < 0 ? 0 : (size_t)n;
+        }
+    }
+    if (failed)
+        return ts_fail(err, TS_ERR_NOMEM, "neighbour pairs: out of memory searching %zu particles", na);
     p->start[0] = 0;
     for (size_t a = 0; a < na; a++) {
         if ((size_t)p->start[a] + p->start[a + 1] > UINT32_MAX)
@@ -152,9 +184,9 @@ ts_status ts_skin_pairs_search(ts_skin_pairs *p, const float *ax, const float *a
     if (ts_grow((void **)&p->other, &p->cap, p->count + 1, sizeof *p->other))
         return ts_fail(err, TS_ERR_NOMEM, "neighbour pairs: out of memory for %zu pairs", p->count);
     #pragma omp parallel for schedule(static)
-    for (size_t a = 0; a < na; a++) {
-        uint32_t n = candidates_of(p, ax[a], ay[a], az[a], a, self, bx, by, bz, p->other + p->start[a]);
-        sort_ascending(p->other + p->start[a], n);
+    for (size_t k = 0; k < blocks; k++) {
+        size_t first = k * SEARCH_BLOCK, end = first + SEARCH_BLOCK < na ? first + SEARCH_BLOCK : na;
+        memcpy(p->other + p->start[first], p->found[k], (p->start[end] - p->start[first]) * sizeof *p->other);
     }
     if (na) {
         memcpy(p->ref, ax, na * sizeof *ax);

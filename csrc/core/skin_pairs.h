@@ -42,6 +42,8 @@ typedef struct ts_skin_pairs {
     uint8_t skip_bits;
     long searches;
     ts_grid grid;
+    uint32_t **found;           /* the search's scratch: candidates of each block of a's */
+    size_t *found_cap, blocks;
 } ts_skin_pairs;
 
 void ts_skin_pairs_init(ts_skin_pairs *p, double radius, double skin);
