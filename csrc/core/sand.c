@@ -164,6 +164,7 @@ static ts_status register_elements(ts_sand *s, ts_error *err)
         TS_WORK_COLUMN("tx", &s->tx, d), TS_WORK_COLUMN("ty", &s->ty, d), TS_WORK_COLUMN("tz", &s->tz, d),
         TS_WORK_COLUMN("inv_m", &s->inv_m, d), TS_WORK_COLUMN("gx", &s->gx, f), TS_WORK_COLUMN("gy", &s->gy, f),
         TS_WORK_COLUMN("gz", &s->gz, f), TS_WORK_COLUMN("state", &s->state, sizeof *s->state),
+        TS_WORK_COLUMN("acc", &s->acc, sizeof *s->acc),
         TS_WORK_COLUMN("reaction", &s->reaction, 6 * (s->n_objects + 1) * d), TS_WORK_COLUMN("keep", &s->keep, 1),
         TS_WORK_COLUMN("may_grow", &s->may_grow, 1),
         /* the rolling torques, last: without rolling friction they are not kept at all (every byte a DE

@@ -2,6 +2,7 @@
  * the integration of DEs and objects, and the contact grid. */
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,10 +45,6 @@ static ts_vec3 rolling(const ts_sand *s, double k, double r_eff, double F_n, ts_
 {
     return ts_rolling_torque(k * r_eff * r_eff, s->p.rolling_friction * r_eff * fabs(F_n), u_n, w_rel, dt, m_r);
 }
-
-typedef struct element_force {
-    ts_vec3 F, T;
-} element_force;
 
 /* The source histories one DE builds in a force pass, before they replace
  * its slots (which the pass reads for the old histories). */
@@ -260,9 +257,10 @@ ts_status sand_find_pairs(ts_sand *s, ts_error *err)
     return TS_OK;
 }
 
-/* DE a's pairs (eqs 1, 2, A-1 to A-11), each computed once: the force and torque on a summed into ef, what b
- * gets kept in the pair's output. */
-static void pair_forces(ts_sand *s, size_t a, double dt, element_force *ef)
+/* DE a's pairs (eqs 1, 2, A-1 to A-11), each computed once: the force and torque on a summed into ef. What b gets
+ * goes straight into b's sums when b is in a's block (b < a: its own row is done, and the shares reach it in
+ * ascending a, as they would on one thread), else into the pair's output for b to gather (pair_shares). */
+static void pair_forces(ts_sand *s, size_t a, size_t block_first, double dt, element_force *ef)
 {
     element_pairs *pp = &s->pairs;
     const ts_skin_pairs *l = &pp->list;
@@ -271,12 +269,16 @@ static void pair_forces(ts_sand *s, size_t a, double dt, element_force *ef)
     const ts_vec3 v_a = ts_v3(A.vx, A.vy, A.vz), w_a = ts_v3(A.wx, A.wy, A.wz);
     int supported = 0;
     for (uint32_t k = l->start[a]; k < l->start[a + 1]; k++) {
-        const element_state *B = &s->state[l->other[k]];
+        const uint32_t b = l->other[k];
+        const int in_block = b >= block_first;
+        const element_state *B = &s->state[b];
         float *hd = pp->d_t + 3 * (size_t)k;
         double dx = B->x - A.x, dy = B->y - A.y, dz = B->z - A.z, rr = A.r + B->r;
         double dist2 = dx * dx + dy * dy + dz * dz;
         if (dist2 >= rr * rr || dist2 == 0.0) { /* apart: a contact made again starts afresh */
-            pp->touch[k] = pp->touch_b[pp->b_order[k]] = 0;
+            pp->touch[k] = 0;
+            if (!in_block)
+                pp->touch_b[pp->b_order[k]] = 0;
             hd[0] = hd[1] = hd[2] = 0.0f;
             if (rolling_on)
                 pp->m_r[3 * k] = pp->m_r[3 * k + 1] = pp->m_r[3 * k + 2] = 0.0f;
@@ -301,27 +303,41 @@ static void pair_forces(ts_sand *s, size_t a, double dt, element_force *ef)
             hm[0] = (float)m_r.x, hm[1] = (float)m_r.y, hm[2] = (float)m_r.z;
             ef->T = ts_v3_add(ef->T, roll);
         }
-        const uint32_t q = pp->b_order[k];
-        double *o = pp->out + (size_t)stride * q;
-        o[0] = res.force.x, o[1] = res.force.y, o[2] = res.force.z;
-        o[3] = turn.x, o[4] = turn.y, o[5] = turn.z;
-        if (rolling_on)
-            o[6] = roll.x, o[7] = roll.y, o[8] = roll.z;
-        pp->touch[k] = pp->touch_b[q] = (uint8_t)(TOUCH | (u_n.z > 0.5 ? TOUCH_A_BELOW : 0u));
+        const uint8_t touch = (uint8_t)(TOUCH | (u_n.z > 0.5 ? TOUCH_A_BELOW : 0u));
+        pp->touch[k] = touch;
+        if (in_block) { /* b's share: the opposite force, its own lever on u_n x F_t, the opposite rolling torque */
+            element_force *fb = &s->acc[b];
+            fb->F = ts_v3_sub(fb->F, res.force);
+            fb->T = ts_v3_add(fb->T, ts_v3_scale(turn, B->r));
+            if (rolling_on)
+                fb->T = ts_v3_sub(fb->T, roll);
+            s->supported[b] |= (uint8_t)(u_n.z > 0.5);
+        } else {
+            const uint32_t q = pp->b_order[k];
+            double *o = pp->out + (size_t)stride * q;
+            o[0] = res.force.x, o[1] = res.force.y, o[2] = res.force.z;
+            o[3] = turn.x, o[4] = turn.y, o[5] = turn.z;
+            if (rolling_on)
+                o[6] = roll.x, o[7] = roll.y, o[8] = roll.z;
+            pp->touch_b[q] = touch;
+        }
         supported |= u_n.z < -0.5; /* a DE below holds it */
     }
     s->supported[a] = (uint8_t)supported;
 }
 
-/* What DE b gets from the pairs it is the `b` of: the opposite force, its own lever on u_n x F_t, the opposite
- * rolling torque. */
-static void pair_shares(ts_sand *s, size_t b, element_force *ef)
+/* What DE b gets from the pairs it is the `b` of whose `a` lies past b's block (`block_end`) - the others put
+ * theirs straight in - added as pair_forces would: in ascending a, all after those from b's own block. */
+static void pair_shares(ts_sand *s, size_t b, size_t block_end, element_force *ef)
 {
     const element_pairs *pp = &s->pairs;
     const int rolling_on = s->p.rolling_friction > 0.0, stride = pair_stride(s);
     const double r = s->r[b];
     int supported = s->supported[b];
-    for (uint32_t q = pp->bstart[b]; q < pp->bstart[b + 1]; q++) {
+    uint32_t q = pp->bstart[b];
+    while (q < pp->bstart[b + 1] && pp->owner[q] < block_end)
+        q++;
+    for (; q < pp->bstart[b + 1]; q++) {
         if (!(pp->touch_b[q] & TOUCH))
             continue;
         const double *o = pp->out + (size_t)stride * q;
@@ -351,33 +367,75 @@ static void store_sources(contacts *c, size_t i, const staged_contacts *st)
     }
 }
 
-/* Two passes: each DE's pairs as a (gravity first), then each DE's shares as b and its sources. A DE's sum
- * runs in the same order whatever the threads: its pairs in ascending b, its shares in ascending a. */
+/* The pair pass's blocks: contiguous runs of DEs, each run in ascending order by one thread, split where the
+ * candidates are shared out evenly (the pass's work goes with them). */
+#define PAIR_BLOCKS_PER_THREAD 1
+#define MAX_PAIR_BLOCKS 64
+
+/* The first DE of each block, and n after the last; the number of blocks. */
+static size_t pair_blocks(const ts_sand *s, size_t bound[MAX_PAIR_BLOCKS + 1])
+{
+    const size_t n = s->el.n, threads = (size_t)omp_get_max_threads();
+    size_t blocks = n >= TS_PARALLEL_MIN ? threads * PAIR_BLOCKS_PER_THREAD : 1;
+    blocks = blocks < MAX_PAIR_BLOCKS ? blocks : MAX_PAIR_BLOCKS;
+    const uint32_t *start = s->pairs.list.start; /* n + 1 entries: the pairs are found before each pass */
+    if (!start || s->pairs.list.na != n)
+        blocks = 1;
+    bound[0] = 0, bound[blocks] = n;
+    for (size_t k = 1; k < blocks; k++) {
+        const uint64_t want = (uint64_t)start[n] * k / blocks;
+        size_t lo = bound[k - 1], hi = n; /* the first a whose candidates start at or past `want` */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (start[mid] < want)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        bound[k] = lo;
+    }
+    return blocks;
+}
+
+/* Where DE i's block ends. */
+static size_t block_end(const size_t *bound, size_t blocks, size_t i)
+{
+    size_t k = 1;
+    while (k < blocks && bound[k] <= i)
+        k++;
+    return bound[k];
+}
+
+/* Two passes: each block's DEs' pairs as a (gravity first), then each DE's shares from other blocks and its
+ * sources. A DE's sum runs in the same order whatever the threads and blocks: its pairs in ascending b, its
+ * shares in ascending a. */
 void sand_compute_forces(ts_sand *s, double dt)
 {
     const ts_vec3 g = ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]);
     const size_t n = s->el.n;
+    size_t bound[MAX_PAIR_BLOCKS + 1];
+    const size_t blocks = pair_blocks(s, bound);
     #pragma omp parallel for schedule(static) if (n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
         s->state[i] = (element_state){s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->wx[i], s->wy[i],
                                       s->wz[i], s->r[i], s->inv_m[i]};
-    #pragma omp parallel for schedule(dynamic, 256)
-    for (size_t i = 0; i < n; i++) {
-        element_force ef = {ts_v3_scale(g, s->m[i]), ts_v3(0, 0, 0)};
-        if (!(s->flags[i] & FLAG_AIRBORNE))
-            pair_forces(s, i, dt, &ef);
-        s->fx[i] = ef.F.x, s->fy[i] = ef.F.y, s->fz[i] = ef.F.z;
-        s->tx[i] = ef.T.x, s->ty[i] = ef.T.y, s->tz[i] = ef.T.z;
-    }
+    #pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
+    for (size_t k = 0; k < blocks; k++)
+        for (size_t i = bound[k]; i < bound[k + 1]; i++) {
+            element_force ef = {ts_v3_scale(g, s->m[i]), ts_v3(0, 0, 0)};
+            if (!(s->flags[i] & FLAG_AIRBORNE))
+                pair_forces(s, i, bound[k], dt, &ef);
+            s->acc[i] = ef;
+        }
     s->pairs.newer = 1;
     #pragma omp parallel for schedule(dynamic, 256)
     for (size_t i = 0; i < n; i++) {
-        element_force ef = {ts_v3(s->fx[i], s->fy[i], s->fz[i]), ts_v3(s->tx[i], s->ty[i], s->tz[i])};
+        element_force ef = s->acc[i];
         staged_contacts next;
         next.sources = 0;
         const int airborne = (s->flags[i] & FLAG_AIRBORNE) != 0;
         if (!airborne)
-            pair_shares(s, i, &ef);
+            pair_shares(s, i, block_end(bound, blocks, i), &ef);
         int ci, cj;
         ts_columns_index(&s->cols, s->x[i], s->y[i], &ci, &cj);
         double *reaction = s->reaction + i * (s->n_objects + 1) * 6;

@@ -49,6 +49,11 @@ typedef struct object {
     ts_vec3 reaction_force, reaction_torque; /* from the DEs this step */
 } object;
 
+/* A DE's force and torque as the pair pass sums them. */
+typedef struct element_force {
+    ts_vec3 F, T;
+} element_force;
+
 /* What the pair pass reads of a DE, packed (the DEs are in the grid's cell
  * order, so partners lie near): a cache line and a half per partner instead
  * of a line from each of a dozen arrays. */
@@ -123,6 +128,7 @@ struct ts_sand {
                                     simulated objects and the bed only */
     float *gx, *gy, *gz;         /* float positions for the grids */
     element_state *state;        /* packed for the pair pass, each step */
+    element_force *acc;          /* the pair pass's sums: a DE's own pairs, then shares from its block */
     double *own;                 /* per DE: the force and torque summed over its pairs as a (6) */
     element_pairs pairs;
     uint8_t *keep;               /* still holds sand (the compaction after merges) */
