@@ -367,23 +367,45 @@ static void store_sources(contacts *c, size_t i, const staged_contacts *st)
     }
 }
 
-/* The pair pass's blocks: contiguous runs of DEs, each run in ascending order by one thread, split where the
- * candidates are shared out evenly (the pass's work goes with them). */
-#define PAIR_BLOCKS_PER_THREAD 1
-#define MAX_PAIR_BLOCKS 64
+/* The pair pass's blocks: contiguous runs of DEs, one per thread, each run in ascending order by that thread (its
+ * DEs' data stay in its cache). They split the candidates where the last pass says the work is shared out evenly:
+ * a candidate's cost differs along the DEs (the touching ones, those near an object), by a fifth between two
+ * halves of a bed under a ball. */
+#define SPLIT_DAMPING 0.5 /* how far a split moves toward the even one per pass: timings are noisy */
 
 /* The first DE of each block, and n after the last; the number of blocks. */
-static size_t pair_blocks(const ts_sand *s, size_t bound[MAX_PAIR_BLOCKS + 1])
+static size_t pair_blocks(ts_sand *s, size_t bound[MAX_PAIR_BLOCKS + 1])
 {
     const size_t n = s->el.n, threads = (size_t)omp_get_max_threads();
-    size_t blocks = n >= TS_PARALLEL_MIN ? threads * PAIR_BLOCKS_PER_THREAD : 1;
-    blocks = blocks < MAX_PAIR_BLOCKS ? blocks : MAX_PAIR_BLOCKS;
     const uint32_t *start = s->pairs.list.start; /* n + 1 entries: the pairs are found before each pass */
-    if (!start || s->pairs.list.na != n)
-        blocks = 1;
+    size_t blocks = n >= TS_PARALLEL_MIN && start && s->pairs.list.na == n ? threads : 1;
+    blocks = blocks < MAX_PAIR_BLOCKS ? blocks : MAX_PAIR_BLOCKS;
+    double *split = s->pair_split;
+    if (blocks != s->pair_blocks) { /* even shares to begin with */
+        for (size_t k = 0; k <= blocks; k++)
+            split[k] = (double)k / (double)blocks;
+        memset(s->pair_seconds, 0, sizeof s->pair_seconds);
+        s->pair_blocks = blocks;
+    } else {
+        /* the cost as a function of the share of candidates, piecewise linear through the last pass's blocks */
+        double total = 0.0, cost[MAX_PAIR_BLOCKS + 1] = {0.0}, even[MAX_PAIR_BLOCKS + 1];
+        for (size_t k = 0; k < blocks; k++)
+            cost[k + 1] = total += s->pair_seconds[k];
+        even[0] = 0.0, even[blocks] = 1.0;
+        for (size_t k = 1, q = 0; k < blocks; k++) {
+            const double want = total * (double)k / (double)blocks;
+            while (q + 1 < blocks && cost[q + 1] < want)
+                q++;
+            const double span = cost[q + 1] - cost[q];
+            even[k] = split[q] + (span > 0.0 ? (want - cost[q]) / span : 0.5) * (split[q + 1] - split[q]);
+        }
+        for (size_t k = 1; k < blocks; k++)
+            if (total > 0.0)
+                split[k] += SPLIT_DAMPING * (even[k] - split[k]);
+    }
     bound[0] = 0, bound[blocks] = n;
     for (size_t k = 1; k < blocks; k++) {
-        const uint64_t want = (uint64_t)start[n] * k / blocks;
+        const uint64_t want = (uint64_t)(split[k] * (double)start[n]);
         size_t lo = bound[k - 1], hi = n; /* the first a whose candidates start at or past `want` */
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
@@ -419,14 +441,17 @@ void sand_compute_forces(ts_sand *s, double dt)
     for (size_t i = 0; i < n; i++)
         s->state[i] = (element_state){s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->wx[i], s->wy[i],
                                       s->wz[i], s->r[i], s->inv_m[i]};
-    #pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
-    for (size_t k = 0; k < blocks; k++)
+    #pragma omp parallel for schedule(static, 1) if (blocks > 1)
+    for (size_t k = 0; k < blocks; k++) {
+        const double began = omp_get_wtime();
         for (size_t i = bound[k]; i < bound[k + 1]; i++) {
             element_force ef = {ts_v3_scale(g, s->m[i]), ts_v3(0, 0, 0)};
             if (!(s->flags[i] & FLAG_AIRBORNE))
                 pair_forces(s, i, bound[k], dt, &ef);
             s->acc[i] = ef;
         }
+        s->pair_seconds[k] = omp_get_wtime() - began;
+    }
     s->pairs.newer = 1;
     #pragma omp parallel for schedule(dynamic, 256)
     for (size_t i = 0; i < n; i++) {

@@ -137,6 +137,11 @@ struct ts_sand {
     ts_grid grid;                /* cells of 2 r_max over the DEs as they were before this step's force pass */
     int grid_pending;            /* the grid is due but not built: only landing grains need it (sand_current_grid) */
     double r_max;                /* largest DE radius at the last grid build */
+    /* the pair pass's blocks (sand_compute_forces): where they split the candidates, as shares of them, and how long
+     * each took; only the speed depends on them, never the bits */
+#define MAX_PAIR_BLOCKS 64
+    double pair_split[MAX_PAIR_BLOCKS + 1], pair_seconds[MAX_PAIR_BLOCKS];
+    size_t pair_blocks;
 
     object *objects;
     size_t n_objects;
