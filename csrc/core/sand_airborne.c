@@ -81,6 +81,8 @@ ts_status sand_detect_spatter(ts_sand *s, ts_error *err)
 {
     const contacts *c = &s->c; /* the contacts of the last force pass */
     size_t n = s->el.n;
+    int any = 0;
+    #pragma omp parallel for schedule(static) reduction(| : any) if (n >= TS_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
         if ((s->flags[i] & FLAG_AIRBORNE) || s->supported[i] || s->vz[i] <= s->p.split_speed)
             continue;
@@ -88,9 +90,9 @@ ts_status sand_detect_spatter(ts_sand *s, ts_error *err)
         for (int k = 0; k < SOURCE_SLOTS; k++)
             touching |= c->source[i * SOURCE_SLOTS + k] != NO_SOURCE;
         if (!touching)
-            s->flags[i] |= FLAG_SPLIT;
+            s->flags[i] |= FLAG_SPLIT, any = 1;
     }
-    for (size_t i = 0; i < n; i++) /* after the scan: splitting appends DEs and may move the arrays */
+    for (size_t i = 0; any && i < n; i++) /* after the scan: splitting appends DEs and may move the arrays */
         if (s->flags[i] & FLAG_SPLIT) {
             sand_pairs_release(s); /* a grain in flight is in no pair */
             s->flags[i] &= (uint8_t)~FLAG_SPLIT;

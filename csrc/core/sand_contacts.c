@@ -217,8 +217,11 @@ ts_status sand_find_pairs(ts_sand *s, ts_error *err)
     ts_skin_pairs *l = &pp->list;
     /* a contact is closer than r_a + r_b <= 2 r_max; the float positions round by a few ulps of the coordinates */
     double far = 0.0;
-    for (size_t i = 0; i < s->el.n; i++)
-        far = fmax(far, fabs(s->gx[i]) + fabs(s->gy[i]) + fabs(s->gz[i]));
+    #pragma omp parallel for schedule(static) reduction(max : far) if (s->el.n >= TS_PARALLEL_MIN)
+    for (size_t i = 0; i < s->el.n; i++) {
+        const double reach = fabs(s->gx[i]) + fabs(s->gy[i]) + fabs(s->gz[i]);
+        far = reach > far ? reach : far;
+    }
     const double radius = 2.0 * s->r_max * (1.0 + 1e-4) + 16.0 * FLT_EPSILON * far;
     if (radius > l->radius || l->skin == 0.0) {
         l->radius = 1.01 * radius; /* not again at the next step for a DE moved a little farther out */
