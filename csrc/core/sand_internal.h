@@ -29,6 +29,7 @@
 #define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
 #define CARRIED_SQUEEZE 0.25 /* automatic DEM depth: bottom contacts squeezed by at most this x radius */
 #define PAIR_SKIN 0.5        /* DE pairs kept while no DE moved more than a quarter of this x r_max */
+#define MAX_PAIR_BLOCKS 64   /* the pair pass's blocks, one per thread, at most */
 #define SORT_EVERY_FRAMES 4  /* the DEs put in cell order at every 4th frame's first step (and the pairs found again) */
 #define FLAG_AIRBORNE 1u
 #define FLAG_SPLIT 2u       /* chosen to spatter in this step's scan */
@@ -129,7 +130,6 @@ struct ts_sand {
     float *gx, *gy, *gz;         /* float positions for the grids */
     element_state *state;        /* packed for the pair pass, each step */
     element_force *acc;          /* the pair pass's sums: a DE's own pairs, then shares from its block */
-    double *own;                 /* per DE: the force and torque summed over its pairs as a (6) */
     element_pairs pairs;
     uint8_t *keep;               /* still holds sand (the compaction after merges) */
     uint8_t *may_grow;           /* sand_grow_region's candidates */
@@ -139,7 +139,6 @@ struct ts_sand {
     double r_max;                /* largest DE radius at the last grid build */
     /* the pair pass's blocks (sand_compute_forces): where they split the candidates, as shares of them, and how long
      * each took; only the speed depends on them, never the bits */
-#define MAX_PAIR_BLOCKS 64
     double pair_split[MAX_PAIR_BLOCKS + 1], pair_seconds[MAX_PAIR_BLOCKS];
     size_t pair_blocks;
 
