@@ -337,9 +337,9 @@ static void pair_shares(ts_sand *s, size_t b, size_t block_end, element_force *e
     const int rolling_on = s->p.rolling_friction > 0.0, stride = pair_stride(s);
     const double r = s->r[b];
     int supported = s->supported[b];
-    uint32_t q = pp->bstart[b];
-    while (q < pp->bstart[b + 1] && pp->owner[q] < block_end)
-        q++;
+    uint32_t q = pp->bstart[b + 1]; /* the a's ascend: those past the block are the last few, or none */
+    while (q > pp->bstart[b] && pp->owner[q - 1] >= block_end)
+        q--;
     for (; q < pp->bstart[b + 1]; q++) {
         if (!(pp->touch_b[q] & TOUCH))
             continue;
