@@ -265,13 +265,11 @@ static void deep_layer_stays_at_rest(void)
     CHECK(st.airborne == 0);
 }
 
-/* The pair pass (each contact computed once, from candidates kept over steps, the partner's share gathered
- * later) against each DE's contacts computed one by one from its own side, with their histories, over steps
- * where the DEs move, contacts open and close, and the list is kept, found again, or the slots reloaded. */
-#define PAIR_TEST_N 90
-static void pairs_give_each_element_its_contacts(void)
+/* Sand with rolling friction over a flat square bed of the given side, with room for `room` DEs; NULL (checked)
+ * if it cannot be made. */
+static ts_sand *rolling_sand_on_square(float side, size_t room)
 {
-    float bed_v[12] = {0, 0, 0, 24, 0, 0, 24, 24, 0, 0, 24, 0};
+    float bed_v[12] = {0, 0, 0, side, 0, 0, side, side, 0, 0, side, 0};
     int32_t bed_t[6] = {0, 1, 2, 0, 2, 3};
     ts_sand_object bed = {TS_SAND_GROUND, {.name = "Bed", .vertices = bed_v, .vertex_count = 4, .triangles = bed_t,
                                            .triangle_count = 2}};
@@ -279,7 +277,18 @@ static void pairs_give_each_element_its_contacts(void)
     p.rolling_friction = 0.3;
     ts_sand *s = NULL;
     ts_error err;
-    CHECK(ts_sand_create(&s, &p, &bed, 1, &err) == TS_OK && sand_grow_elements(s, PAIR_TEST_N, &err) == TS_OK);
+    CHECK(ts_sand_create(&s, &p, &bed, 1, &err) == TS_OK && sand_grow_elements(s, room, &err) == TS_OK);
+    return s;
+}
+
+/* The pair pass (each contact computed once, from candidates kept over steps, the partner's share gathered
+ * later) against each DE's contacts computed one by one from its own side, with their histories, over steps
+ * where the DEs move, contacts open and close, and the list is kept, found again, or the slots reloaded. */
+#define PAIR_TEST_N 90
+static void pairs_give_each_element_its_contacts(void)
+{
+    ts_sand *s = rolling_sand_on_square(24, PAIR_TEST_N);
+    ts_error err;
     if (!s)
         return;
     uint64_t seed = 5;
@@ -327,7 +336,7 @@ static void pairs_give_each_element_its_contacts(void)
                 ts_vec3 d_t = ts_v3(hd[0], hd[1], hd[2]), m_r = ts_v3(hm[0], hm[1], hm[2]);
                 ts_contact_result res = ts_contact_force(&s->law, k, s->C0 * m_eff, rr - dist, u_n, v_c, dt, &d_t);
                 double r_eff = s->r[i] * s->r[j] / rr;
-                ts_vec3 roll = ts_rolling_torque(k * r_eff * r_eff, p.rolling_friction * r_eff * fabs(res.normal), u_n,
+                ts_vec3 roll = ts_rolling_torque(k * r_eff * r_eff, s->p.rolling_friction * r_eff * fabs(res.normal), u_n,
                                                  ts_v3_sub(w_i, w_j), dt, &m_r);
                 hd[0] = (float)d_t.x, hd[1] = (float)d_t.y, hd[2] = (float)d_t.z;
                 hm[0] = (float)m_r.x, hm[1] = (float)m_r.y, hm[2] = (float)m_r.z;
@@ -360,18 +369,11 @@ static void pairs_give_each_element_its_contacts(void)
 #define BLOCK_TEST_SIDE 24 /* 24 x 24 x 24 DEs */
 static void run_block_clump(int threads, double *out)
 {
-    float bed_v[12] = {0, 0, 0, 40, 0, 0, 40, 40, 0, 0, 40, 0};
-    int32_t bed_t[6] = {0, 1, 2, 0, 2, 3};
-    ts_sand_object bed = {TS_SAND_GROUND, {.name = "Bed", .vertices = bed_v, .vertex_count = 4, .triangles = bed_t,
-                                           .triangle_count = 2}};
-    ts_sand_params p = drop_params();
-    p.rolling_friction = 0.3;
     const int n = BLOCK_TEST_SIDE * BLOCK_TEST_SIDE * BLOCK_TEST_SIDE;
-    ts_sand *s = NULL;
     ts_error err;
     const int before = omp_get_max_threads();
     omp_set_num_threads(threads);
-    CHECK(ts_sand_create(&s, &p, &bed, 1, &err) == TS_OK && sand_grow_elements(s, (size_t)n, &err) == TS_OK);
+    ts_sand *s = rolling_sand_on_square(40, (size_t)n);
     if (s) {
         for (int i = 0; i < n; i++) { /* spacing 0.95 for radii about 0.5: each DE pressed by its neighbours */
             double u[7];
