@@ -27,9 +27,8 @@ void ts_skin_pairs_free(ts_skin_pairs *p)
     free(p->other);
     free(p->ref);
     for (size_t k = 0; k < p->blocks; k++)
-        free(p->found[k]);
+        free(p->found[k].candidates);
     free(p->found);
-    free(p->found_cap);
     ts_grid_free(&p->grid);
     memset(p, 0, sizeof *p);
 }
@@ -144,16 +143,10 @@ ts_status ts_skin_pairs_search(ts_skin_pairs *p, const float *ax, const float *a
     if (ts_grow((void **)&p->start, &p->start_cap, na + 1, sizeof *p->start) ||
         ts_grow((void **)&p->ref, &p->ref_cap, 3 * (na + nb), sizeof *p->ref))
         return ts_fail(err, TS_ERR_NOMEM, "neighbour pairs: out of memory for %zu particles", na + nb);
-    if (blocks > p->blocks) { /* each block's scratch, kept for the next search */
-        uint32_t **found = realloc(p->found, blocks * sizeof *found);
-        size_t *found_cap = found ? realloc(p->found_cap, blocks * sizeof *found_cap) : NULL;
-        if (found)
-            p->found = found;
-        if (!found_cap)
+    if (blocks > p->blocks) {
+        if (ts_resize((void **)&p->found, blocks, sizeof *p->found))
             return ts_fail(err, TS_ERR_NOMEM, "neighbour pairs: out of memory for %zu particles", na);
-        p->found_cap = found_cap;
-        for (size_t k = p->blocks; k < blocks; k++)
-            p->found[k] = NULL, p->found_cap[k] = 0;
+        memset(p->found + p->blocks, 0, (blocks - p->blocks) * sizeof *p->found);
         p->blocks = blocks;
     }
     /* cells of half the reach: the rows of cells the sphere misses are left out (grid.h) */
@@ -166,7 +159,8 @@ ts_status ts_skin_pairs_search(ts_skin_pairs *p, const float *ax, const float *a
     for (size_t k = 0; k < blocks; k++) {
         size_t used = 0, end = (k + 1) * SEARCH_BLOCK < na ? (k + 1) * SEARCH_BLOCK : na;
         for (size_t a = k * SEARCH_BLOCK; a < end && !failed; a++) {
-            long n = candidates_of(p, ax[a], ay[a], az[a], a, self, bx, by, bz, &p->found[k], &p->found_cap[k], used);
+            long n = candidates_of(p, ax[a], ay[a], az[a], a, self, bx, by, bz, &p->found[k].candidates,
+                                   &p->found[k].cap, used);
             failed |= n < 0;
             p->start[a + 1] = n < 0 ? 0 : (uint32_t)n;
             used += n < 0 ? 0 : (size_t)n;
@@ -186,7 +180,8 @@ ts_status ts_skin_pairs_search(ts_skin_pairs *p, const float *ax, const float *a
     #pragma omp parallel for schedule(static)
     for (size_t k = 0; k < blocks; k++) {
         size_t first = k * SEARCH_BLOCK, end = first + SEARCH_BLOCK < na ? first + SEARCH_BLOCK : na;
-        memcpy(p->other + p->start[first], p->found[k], (p->start[end] - p->start[first]) * sizeof *p->other);
+        memcpy(p->other + p->start[first], p->found[k].candidates,
+               (p->start[end] - p->start[first]) * sizeof *p->other);
     }
     if (na) {
         memcpy(p->ref, ax, na * sizeof *ax);

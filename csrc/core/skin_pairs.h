@@ -42,8 +42,11 @@ typedef struct ts_skin_pairs {
     uint8_t skip_bits;
     long searches;
     ts_grid grid;
-    uint32_t **found;           /* the search's scratch: candidates of each block of a's */
-    size_t *found_cap, blocks;
+    struct ts_search_block {    /* the search's scratch, kept between searches: each block of a's candidates */
+        uint32_t *candidates;
+        size_t cap;
+    } *found;
+    size_t blocks;
 } ts_skin_pairs;
 
 void ts_skin_pairs_init(ts_skin_pairs *p, double radius, double skin);
