@@ -32,9 +32,13 @@
  * - eqs. 4-5 estimate the master's rest volume from the slaves' density,
  *   which is low at the surface: here it is the lattice's own volume
  *   spacing^3, exact for a filled body.
- * Every loop over particles is in gather form and every sum over all of
- * them goes through ts_dot_f64 (parallel.h): the same bytes on any number of
- * threads.
+ * The sums at the slaves (eqs. 1, 2, 11, 22 and the CG's operator) are
+ * scattered from the masters, each master adding its share to its slaves
+ * while its pairs are in the cache, in blocks of eight colours
+ * (colour_blocks.h): every slave receives its shares in one order whatever
+ * thread ran which block. The sums at the masters are gathers, and every sum
+ * over all particles goes through ts_dot_f64 (parallel.h): the same bytes on
+ * any number of threads.
  */
 #include "elastoplastic.h"
 
@@ -45,6 +49,7 @@
 
 #include "buffer.h"
 #include "collider.h"
+#include "colour_blocks.h"
 #include "grid.h"
 #include "kernels.h"
 #include "mesh.h"
@@ -81,36 +86,31 @@ struct ts_elastoplastic {
     double *G;                  /* work, 12: V0 P(F_E) F_E^T, the stress term of eq. 11, by columns of 4 */
     double *R, *S, *cof;        /* work, 9 each: R of F_E = R S, (tr(S) I - S)^-1 and the cofactor of F_E */
     double *lame;               /* work, 2: mu, lambda with hardening */
-    double *dG;                 /* work, 12: the CG's variation of G, by columns of 4 */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
-    double *weight_scale;       /* work: 1 / the sum of the master's kernel weights, which normalises them */
     double *grad;               /* work, 9: the velocity gradient of the step */
-    uint32_t *mstart;           /* work: master i's pairs are [mstart[i], mstart[i+1]) */
+    uint32_t *mstart;           /* work: the pairs of the master at position p of `blocks` are [mstart[p], mstart[p+1]) */
 
     ts_particles slaves;
     float *sx, *sy, *sz;
     double *sm, *sv, *sv0, *rhs, *cg_r, *cg_p, *cg_q, *cg_z;   /* work: mass; velocity (3); ... (3 each) */
     double *diagonal;           /* work, 3: the CG's preconditioner, eq. 15's diagonal (as if F were I) */
-    uint32_t *sstart;           /* work: slave j's pairs are [sstart[j], sstart[j+1]) of the slave-major arrays */
-    uint32_t *scandidates;      /* work: its candidate masters are sowner[scandidates[j] .. scandidates[j+1]) */
+    double *acc;                /* work, 12: the sums of the masters' shares of the first pass, by vectors of 4:
+                                   mass and momentum (eqs. 1-2), the force of eq. 11, eq. 15's diagonal less the mass */
+    double *share;              /* work, 4: the sum of one later pass's shares: the CG operator's force variation
+                                   (3), eq. 22's momentum (3) */
     double *snormal;            /* work, 3: the wall a slave is held against in the solve (or zero) */
     uint8_t *skeep;
 
     /* master-slave candidates (near) and slaves' pairs closer than sec. 4.3's 0.15 h (crowd), kept for
-     * many steps; this step's pairs, master-major: */
+     * many steps; the masters in coloured blocks (in whose order the passes that scatter to the slaves run);
+     * this step's pairs, master-major in that order: */
     ts_skin_pairs near, crowd;
+    ts_colour_blocks blocks;
     uint32_t *pair_slave;
     float *pair_d;              /* x_s - x_m (3 floats) */
     float *pair_gN;             /* 4 per pair: D_m^-1 d N, the MLS kernel gradient (3), what every pass multiplies,
                                    and N, the normalised weight: one vector load (floats: the CG streams through them,
                                    and half the bytes is what it waits for) */
-    /* the same pairs slave-major (master order within a slave), computed where the slave is: the slaves'
-     * gathers - twice per CG iteration - then read them in sequence (a copy through an index waited on
-     * memory) */
-    uint32_t *sowner;           /* slave-major candidates: their masters */
-    size_t sowner_cap;
-    uint32_t *spair_master;
-    float *spair_gN;
     size_t pair_cap;
     ts_grid sgrid, mgrid;
 
@@ -551,6 +551,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
     ts_grid_init(&e->mgrid);
     ts_skin_pairs_init(&e->near, e->support, PAIR_SKIN * e->spacing);
     ts_skin_pairs_init(&e->crowd, REMOVE_WITHIN * e->h, PAIR_SKIN * e->spacing);
+    ts_colour_blocks_init(&e->blocks);
     const size_t d = sizeof(double), u = sizeof(uint32_t);
     const ts_particle_column masters[] = {
         TS_STATE_COLUMN("x", &e->x, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &e->y, TS_ATTR_F32, 1),
@@ -564,8 +565,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_STATE_COLUMN("rest", &e->rest, TS_ATTR_F32, 3),
         TS_WORK_COLUMN("Dinv", &e->Dinv, 9 * d), TS_WORK_COLUMN("G", &e->G, 12 * d), TS_WORK_COLUMN("R", &e->R, 9 * d),
         TS_WORK_COLUMN("S", &e->S, 9 * d), TS_WORK_COLUMN("cof", &e->cof, 9 * d), TS_WORK_COLUMN("lame", &e->lame, 2 * d),
-        TS_WORK_COLUMN("dG", &e->dG, 12 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
-        TS_WORK_COLUMN("weight_scale", &e->weight_scale, d),
+        TS_WORK_COLUMN("centre", &e->centre, 3 * d),
         TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mstart, u),
     };
     const ts_particle_column slaves[] = {
@@ -575,7 +575,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("rhs", &e->rhs, 3 * d), TS_WORK_COLUMN("r", &e->cg_r, 3 * d),
         TS_WORK_COLUMN("p", &e->cg_p, 3 * d), TS_WORK_COLUMN("q", &e->cg_q, 3 * d),
         TS_WORK_COLUMN("z", &e->cg_z, 3 * d), TS_WORK_COLUMN("diagonal", &e->diagonal, 3 * d),
-        TS_WORK_COLUMN("pairs", &e->sstart, u), TS_WORK_COLUMN("candidates", &e->scandidates, u),
+        TS_WORK_COLUMN("acc", &e->acc, 12 * d), TS_WORK_COLUMN("share", &e->share, 4 * d),
         TS_WORK_COLUMN("normal", &e->snormal, 3 * d),
         TS_WORK_COLUMN("keep", &e->skeep, 1),
     };
@@ -605,6 +605,12 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
             st = ts_fail(err, TS_ERR_NOMEM, "elastoplastic: the bodies need more than max_particles = %ld "
                          "particles; raise it or the particle radius", p->max_particles);
     }
+    /* the masters in the order of their coloured blocks, where the passes over them run: a body that does not
+     * tear apart then reads its masters' state in sequence */
+    if (st == TS_OK)
+        st = ts_colour_blocks_build(&e->blocks, e->x, e->y, e->z, e->masters.n, e->support, err);
+    if (st == TS_OK)
+        st = ts_particles_permute(&e->masters, e->blocks.order, err);
     if (st == TS_OK)
         st = remember_neighbours(e, err);
     if (st == TS_OK)
@@ -612,6 +618,12 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
     if (st == TS_OK && p->slave_particles) {
         e->slaves.max = (size_t)p->max_particles - e->masters.n;
         st = place_slaves(e, err);
+        /* the slaves in cells of the masters' blocks' size: a block's slaves are then a few runs in memory, and
+         * blocks that run at once rarely write into one cache line */
+        if (st == TS_OK)
+            st = ts_grid_build(&e->sgrid, e->sx, e->sy, e->sz, e->slaves.n, (float)(2.1 * e->support), NULL, err);
+        if (st == TS_OK)
+            st = ts_particles_permute(&e->slaves, e->sgrid.sorted, err);
         if (st == TS_OK)
             st = ts_grid_build(&e->sgrid, e->sx, e->sy, e->sz, e->slaves.n, (float)e->support, NULL, err);
         for (size_t s = 0; st == TS_OK && s < e->slaves.n; s++) {
@@ -634,9 +646,6 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     ts_particles_free(&e->masters);
     ts_particles_free(&e->slaves);
     free(e->pair_slave);
-    free(e->sowner);
-    free(e->spair_master);
-    free(e->spair_gN);
     free(e->pair_d);
     free(e->pair_gN);
     free(e->skin_rest);
@@ -646,6 +655,7 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     ts_grid_free(&e->mgrid);
     ts_skin_pairs_free(&e->near);
     ts_skin_pairs_free(&e->crowd);
+    ts_colour_blocks_free(&e->blocks);
     for (size_t c = 0; c < e->n_colliders; c++)
         ts_collider_free(&e->colliders[c].c);
     free(e->colliders);
@@ -668,29 +678,22 @@ static ts_status masters_as_slaves(ts_elastoplastic *e, ts_error *err)
 }
 
 /* A pair's kernel weight, its normalised weight N (by master m's weight sum) and its MLS kernel gradient
- * g = N D^-1 d (d = x_s - x_m about the slaves' weighted centre): one formula for both pair orders, so that
- * the slave-major pairs are the same bits as the master-major ones. */
+ * g = N D^-1 d (d = x_s - x_m about the slaves' weighted centre). */
 static inline float pair_kernel(const ts_elastoplastic *e, float r2)
 {
     return (float)kernel(e, sqrt((double)r2)); /* eq. 3 */
 }
 
-static inline float pair_weight(const ts_elastoplastic *e, size_t m, float w)
-{
-    return (float)((double)w * e->weight_scale[m]);
-}
-
-static inline void pair_gradient(const ts_elastoplastic *e, size_t m, float dx, float dy, float dz, float N,
-                                 float g[3])
+static inline void pair_gradient(const ts_elastoplastic *e, size_t m, const float d_raw[3], float N, float g[3])
 {
     const double *c = e->centre + 3 * m, *inv = e->Dinv + 9 * m;
-    const float d[3] = {(float)(dx - c[0]), (float)(dy - c[1]), (float)(dz - c[2])};
+    const float d[3] = {(float)(d_raw[0] - c[0]), (float)(d_raw[1] - c[1]), (float)(d_raw[2] - c[2])};
     for (int a = 0; a < 3; a++)
         g[a] = (float)((inv[3 * a] * d[0] + inv[3 * a + 1] * d[1] + inv[3 * a + 2] * d[2]) * N);
 }
 
 /* How many of master i's candidates are within the support (the pairs are written compacted: the CG's
- * gathers stream through them, and gaps would push them out of the cache) */
+ * passes stream through them, and gaps would push them out of the cache) */
 static uint32_t master_pair_count(const ts_elastoplastic *e, size_t i)
 {
     const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
@@ -703,26 +706,14 @@ static uint32_t master_pair_count(const ts_elastoplastic *e, size_t i)
     return count;
 }
 
-static uint32_t slave_pair_count(const ts_elastoplastic *e, size_t s)
-{
-    const float xs = e->sx[s], ys = e->sy[s], zs = e->sz[s], reach2 = (float)(e->support * e->support);
-    uint32_t count = 0;
-    for (uint32_t c = e->scandidates[s]; c < e->scandidates[s + 1]; c++) {
-        const uint32_t m = e->sowner[c];
-        const float dx = xs - e->x[m], dy = ys - e->y[m], dz = zs - e->z[m];
-        count += dx * dx + dy * dy + dz * dz < reach2;
-    }
-    return count;
-}
-
-/* Master i's pairs, in slave order from mstart[i]: the weights normalised over them (sum_s N_ms = 1), their
+/* Master i's pairs (at position p), in slave order: the weights normalised over them (sum_s N_ms = 1), their
  * weighted centre, the moment matrix D = sum N d d^T of d about it, and the kernel gradients. A master
  * whose slaves lie in a plane or a line (which the slaves around it prevent) gets a small isotropic term
  * so that D stays invertible. */
-static void master_pairs(ts_elastoplastic *e, size_t i)
+static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
 {
     const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
-    const uint32_t first = e->mstart[i], end = e->mstart[i + 1];
+    const uint32_t first = e->mstart[p], end = e->mstart[p + 1];
     uint32_t at = first;
     double sum = 0.0;
     for (uint32_t k = e->near.start[i]; k < e->near.start[i + 1]; k++) {
@@ -736,12 +727,12 @@ static void master_pairs(ts_elastoplastic *e, size_t i)
         sum += e->pair_gN[4 * at + 3];
         at++;
     }
-    e->weight_scale[i] = sum > 0.0 ? 1.0 / sum : 1.0;
+    const double scale = sum > 0.0 ? 1.0 / sum : 1.0;
     double mean[3] = {0, 0, 0};
     for (uint32_t k = first; k < end; k++) {
         const float *d = e->pair_d + 3 * k;
         float *N = e->pair_gN + 4 * k + 3;
-        *N = pair_weight(e, i, *N);
+        *N = (float)((double)*N * scale);
         for (int a = 0; a < 3; a++)
             mean[a] += *N * (double)d[a];
     }
@@ -764,29 +755,8 @@ static void master_pairs(ts_elastoplastic *e, size_t i)
     if (!ts_m3_inverse(D, &inv))
         inv = ts_m3_identity();
     mat_set(e->Dinv + 9 * i, inv);
-    for (uint32_t k = first; k < end; k++) {
-        const float *d = e->pair_d + 3 * k;
-        pair_gradient(e, i, d[0], d[1], d[2], e->pair_gN[4 * k + 3], e->pair_gN + 4 * k);
-    }
-}
-
-/* Slave s's pairs in master order from sstart[s], the same bits as the master-major ones (the slaves'
- * gathers then read them in sequence). */
-static void slave_pairs(ts_elastoplastic *e, size_t s)
-{
-    const float xs = e->sx[s], ys = e->sy[s], zs = e->sz[s], reach2 = (float)(e->support * e->support);
-    uint32_t at = e->sstart[s];
-    for (uint32_t c = e->scandidates[s]; c < e->scandidates[s + 1]; c++) {
-        const uint32_t m = e->sowner[c];
-        const float dx = xs - e->x[m], dy = ys - e->y[m], dz = zs - e->z[m], r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 >= reach2)
-            continue;
-        float *gN = e->spair_gN + 4 * at;
-        e->spair_master[at] = m;
-        gN[3] = pair_weight(e, m, pair_kernel(e, r2));
-        pair_gradient(e, m, dx, dy, dz, gN[3], gN);
-        at++;
-    }
+    for (uint32_t k = first; k < end; k++)
+        pair_gradient(e, i, e->pair_d + 3 * k, e->pair_gN[4 * k + 3], e->pair_gN + 4 * k);
 }
 
 /* Offsets from counts: start[0] = 0, start[i + 1] = start[i] + count (held in start[i + 1]). */
@@ -797,45 +767,33 @@ static void counts_to_offsets(uint32_t *start, size_t n)
         start[i + 1] += start[i];
 }
 
-/* Step 0: the candidates searched again if they may no longer hold every pair, then this step's pairs from
- * them, master-major and slave-major. */
-static ts_status build_pairs(ts_elastoplastic *e, ts_error *err)
+/* Step 0: the candidates searched again if they may no longer hold every pair, the masters into coloured
+ * blocks, and room for this step's pairs in the blocks' order (computed by the first pass, where they are
+ * used). */
+static ts_status prepare_pairs(ts_elastoplastic *e, ts_error *err)
 {
-    const size_t n = e->masters.n, ns = e->slaves.n;
+    const size_t n = e->masters.n;
     int searched;
-    ts_status st = ts_skin_pairs_update(&e->near, e->x, e->y, e->z, n, e->sx, e->sy, e->sz, ns, &searched, err);
+    ts_status st = ts_skin_pairs_update(&e->near, e->x, e->y, e->z, n, e->sx, e->sy, e->sz, e->slaves.n, &searched,
+                                        err);
+    if (st == TS_OK)
+        st = ts_colour_blocks_build(&e->blocks, e->x, e->y, e->z, n, e->support, err);
     if (st != TS_OK)
         return st;
-    if (searched) {
-        if (ts_grow((void **)&e->sowner, &e->sowner_cap, e->near.count + 1, sizeof *e->sowner))
-            return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", e->near.count);
-        ts_skin_pairs_by_b(&e->near, e->scandidates, e->sowner, NULL);
-    }
+    const uint32_t *order = e->blocks.order;
     #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        e->mstart[i + 1] = master_pair_count(e, i);
-    #pragma omp parallel for schedule(static)
-    for (size_t s = 0; s < ns; s++)
-        e->sstart[s + 1] = slave_pair_count(e, s);
+    for (size_t p = 0; p < n; p++)
+        e->mstart[p + 1] = master_pair_count(e, order[p]);
     counts_to_offsets(e->mstart, n);
-    counts_to_offsets(e->sstart, ns);
-    const size_t need = (e->mstart[n] > e->sstart[ns] ? e->mstart[n] : e->sstart[ns]) + 1; /* equal: the same sums */
+    const size_t need = (size_t)e->mstart[n] + 1;
     if (need > e->pair_cap) {
         size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
         if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
             ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d) ||
-            ts_resize((void **)&e->pair_gN, 4 * cap, sizeof *e->pair_gN) ||
-            ts_resize((void **)&e->spair_master, cap, sizeof *e->spair_master) ||
-            ts_resize((void **)&e->spair_gN, 4 * cap, sizeof *e->spair_gN))
+            ts_resize((void **)&e->pair_gN, 4 * cap, sizeof *e->pair_gN))
             return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
         e->pair_cap = cap;
     }
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        master_pairs(e, i);
-    #pragma omp parallel for schedule(static)
-    for (size_t s = 0; s < ns; s++)
-        slave_pairs(e, s);
     return TS_OK;
 }
 
@@ -919,42 +877,32 @@ static ts_mat3 stress_variation(const ts_elastoplastic *e, size_t i, ts_mat3 dF)
 
 /* ------------------------------------------------------------ steps 1-5 */
 
-/* Eqs. 1-2: slave mass and velocity from the masters (gather at the slaves). */
-static void slaves_from_masters(ts_elastoplastic *e)
+/* Master i's shares to its slaves (at position p): eqs. 1-2's mass and momentum, eq. 11's force (G D^-1 d N,
+ * G by columns) and eq. 15's diagonal without the mass - m + beta dt^2 sum_m V0 (mu |g|^2 + (mu + lambda) g_a^2)
+ * per axis a, exact at rest (F = I). Dividing the CG's residual by it (Jacobi) evens out what makes the CG slow:
+ * slaves at the surface have a fraction of an inner slave's mass and most of its stiffness. */
+TS_WIDE_CLONES static void scatter_to_slaves(ts_elastoplastic *e, size_t i, size_t p)
 {
-    #pragma omp parallel for schedule(static)
-    for (size_t s = 0; s < e->slaves.n; s++) {
-        double m = 0.0, p[3] = {0, 0, 0};
-        for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
-            uint32_t i = e->spair_master[c];
-            double w = e->mass[i] * (double)e->spair_gN[4 * c + 3];
-            m += w, p[0] += w * e->vx[i], p[1] += w * e->vy[i], p[2] += w * e->vz[i];
-        }
-        e->sm[s] = m;
-        for (int a = 0; a < 3; a++)
-            e->sv0[3 * s + a] = m > 0.0 ? p[a] / m : 0.0;
+    const double m = e->mass[i], mu = e->lame[2 * i], lambda = e->lame[2 * i + 1], V0 = e->V0[i];
+    const ts_d4 momentum = {m, m * e->vx[i], m * e->vy[i], m * e->vz[i]};
+    const double *G = e->G + 12 * i;
+    const ts_d4 G0 = ts_d4_load(G), G1 = ts_d4_load(G + 4), G2 = ts_d4_load(G + 8);
+    for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+        double *acc = e->acc + 12 * (size_t)e->pair_slave[k];
+        const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
+        const double g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+        TS_D4_ADD(acc, g[3] * momentum);                                /* eqs. 1-2 */
+        TS_D4_ADD(acc + 4, G0 * g[0] + G1 * g[1] + G2 * g[2]);          /* eq. 11 */
+        TS_D4_ADD(acc + 8, V0 * (mu * g2 + (mu + lambda) * g * g));
     }
 }
 
-/* sum over slave s's masters of M_m D_m^-1 d N (M = G for eq. 11's force, dG for its variation; by columns) */
-TS_WIDE_CLONES static void gather_stress(const ts_elastoplastic *e, const double *Gm, size_t s, double out[3])
-{
-    ts_d4 sum = {0.0, 0.0, 0.0, 0.0};
-    for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
-        const double *G = Gm + 12 * (size_t)e->spair_master[c];
-        const float *g = e->spair_gN + 4 * (size_t)c;
-        const ts_d4 t = ts_d4_load(G) * (double)g[0] + ts_d4_load(G + 4) * (double)g[1];
-        sum += t + ts_d4_load(G + 8) * (double)g[2];
-    }
-    out[0] = sum[0], out[1] = sum[1], out[2] = sum[2];
-}
-
-/* sum over master i's slaves of v_s (D^-1 d N)^T, v a slave field: the velocity gradient of eq. 7 in its MLS form,
- * and the CG's variation of it (rows of 4: the fourth lane, v_s N, is left unused) */
-TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const double *v, size_t i, double A[3][3])
+/* sum over master i's slaves (at position p) of v_s (D^-1 d N)^T, v a slave field: the velocity gradient of eq. 7
+ * in its MLS form, and the CG's variation of it (rows of 4: the fourth lane, v_s N, is left unused) */
+TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const double *v, size_t p, double A[3][3])
 {
     ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
-    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+    for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
         const double *vs = v + 3 * (size_t)e->pair_slave[k];
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         row0 += vs[0] * g, row1 += vs[1] * g, row2 += vs[2] * g;
@@ -963,35 +911,72 @@ TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const doub
         A[0][b] = row0[b], A[1][b] = row1[b], A[2][b] = row2[b];
 }
 
-/* The linear operator of eq. 15 times the slave masses: A u = M u + beta dt H(u), H(u) the force variation
- * of the displacement dt u (matrix-free: masters gather dF and dG, slaves gather dG). */
-static void apply_operator(ts_elastoplastic *e, const double *u, double *out, double dt)
+/* dG D^-1 d N scattered from master i (at position p) to its slaves' shares, dG by columns */
+TS_WIDE_CLONES static void scatter_variation(ts_elastoplastic *e, const double *dG, size_t p)
 {
-    const size_t n = e->masters.n, ns = e->slaves.n;
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
+    const ts_d4 G0 = ts_d4_load(dG), G1 = ts_d4_load(dG + 4), G2 = ts_d4_load(dG + 8);
+    for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+        const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
+        TS_D4_ADD(e->share + 4 * (size_t)e->pair_slave[k], G0 * g[0] + G1 * g[1] + G2 * g[2]);
+    }
+}
+
+/* Steps 0-3 at the masters of one block: the material, the pairs, the shares to the slaves. */
+static void shares_block(void *user, size_t first, size_t end)
+{
+    ts_elastoplastic *e = user;
+    for (size_t p = first; p < end; p++) {
+        const size_t i = e->blocks.order[p];
+        material(e, i);
+        master_pairs(e, i, p);
+        scatter_to_slaves(e, i, p);
+    }
+}
+
+typedef struct operator_pass {
+    ts_elastoplastic *e;
+    const double *u;
+    double dt;
+} operator_pass;
+
+/* H(u) at the masters of one block: each gathers dF from u, and scatters its dG. */
+static void operator_block(void *user, size_t first, size_t end)
+{
+    const operator_pass *o = user;
+    ts_elastoplastic *e = o->e;
+    for (size_t p = first; p < end; p++) {
+        const size_t i = e->blocks.order[p];
         double A[3][3]; /* sum N u_s (D^-1 d)^T */
-        gather_gradient(e, u, i, A);
+        gather_gradient(e, o->u, p, A);
         ts_mat3 grad;
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
-                grad.m[a][b] = dt * A[a][b];
+                grad.m[a][b] = o->dt * A[a][b];
         const ts_mat3 F = mat_get(e->FE + 9 * i);
         const ts_mat3 dP = stress_variation(e, i, ts_m3_mul(grad, F));
         ts_mat3 dG = ts_m3_mul(dP, ts_m3_transpose(F));
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
                 dG.m[a][b] *= e->V0[i];
-        store_columns(e->dG + 12 * i, dG);
+        double columns[12];
+        store_columns(columns, dG);
+        scatter_variation(e, columns, p);
     }
+}
+
+/* The linear operator of eq. 15 times the slave masses: A u = M u + beta dt H(u), H(u) the force variation
+ * of the displacement dt u (matrix-free: the masters gather dF and scatter dG). */
+static void apply_operator(ts_elastoplastic *e, const double *u, double *out, double dt)
+{
+    const size_t ns = e->slaves.n;
+    memset(e->share, 0, 4 * ns * sizeof *e->share);
+    operator_pass o = {e, u, dt};
+    ts_colour_blocks_run(&e->blocks, operator_block, &o);
     const double scale = e->p.beta * dt;
     #pragma omp parallel for schedule(static)
-    for (size_t s = 0; s < ns; s++) {
-        double h[3];
-        gather_stress(e, e->dG, s, h);
+    for (size_t s = 0; s < ns; s++)
         for (int a = 0; a < 3; a++)
-            out[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] * u[3 * s + a] + scale * h[a] : u[3 * s + a];
-    }
+            out[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] * u[3 * s + a] + scale * e->share[4 * s + a] : u[3 * s + a];
 }
 
 /* The wall a slave is against (within a quarter spacing of the ground or an obstacle, moving into it):
@@ -1037,24 +1022,6 @@ static void filter(const ts_elastoplastic *e, double *x)
     }
 }
 
-/* Eq. 15's diagonal at slave s, as for small strain (F = I): m + beta dt^2 sum_m V0 (mu |g|^2 + (mu + lambda) g_a^2)
- * per axis a, g the pair's kernel gradient. Dividing the residual by it (Jacobi) evens out what makes the
- * CG slow: slaves at the surface have a fraction of an inner slave's mass and most of its stiffness. */
-TS_WIDE_CLONES static void preconditioner(ts_elastoplastic *e, size_t s, double dt)
-{
-    ts_d4 k = {0.0, 0.0, 0.0, 0.0};
-    for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
-        const uint32_t m = e->spair_master[c];
-        const float *g = e->spair_gN + 4 * (size_t)c;
-        const ts_d4 ga = ts_d4_from_floats(g);
-        const double mu = e->lame[2 * m], lambda = e->lame[2 * m + 1], V0 = e->V0[m];
-        const double g2 = (double)g[0] * g[0] + (double)g[1] * g[1] + (double)g[2] * g[2];
-        k += V0 * (mu * g2 + (mu + lambda) * ga * ga);
-    }
-    for (int a = 0; a < 3; a++)
-        e->diagonal[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] + e->p.beta * dt * dt * k[a] : 1.0;
-}
-
 /* z = r / the diagonal, without the constrained normal parts */
 static void precondition(ts_elastoplastic *e, const double *r, double *z)
 {
@@ -1071,14 +1038,15 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     const double g[3] = {e->p.gravity[0], e->p.gravity[1], e->p.gravity[2]};
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++) {
-        double f[3];
-        gather_stress(e, e->G, s, f);
+        const double *acc = e->acc + 12 * s, m = acc[0];
+        e->sm[s] = m;                                                                              /* eq. 1 */
         for (int a = 0; a < 3; a++) {
-            double vstar = e->sm[s] > 0.0 ? e->sv0[3 * s + a] + dt * (-f[a] / e->sm[s] + g[a]) : 0.0; /* eq. 14 */
-            e->rhs[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] * vstar : 0.0;
+            e->sv0[3 * s + a] = m > 0.0 ? acc[1 + a] / m : 0.0;                                    /* eq. 2 */
+            double vstar = m > 0.0 ? e->sv0[3 * s + a] + dt * (-acc[4 + a] / m + g[a]) : 0.0;       /* eq. 14 */
+            e->rhs[3 * s + a] = m > 0.0 ? m * vstar : 0.0;
             e->sv[3 * s + a] = vstar;
+            e->diagonal[3 * s + a] = m > 0.0 ? m + e->p.beta * dt * dt * acc[8 + a] : 1.0;
         }
-        preconditioner(e, s, dt);
     }
     e->cg_iterations = 0;
     e->cg_residual = 0.0;
@@ -1168,12 +1136,12 @@ static void collide(const ts_elastoplastic *e, float p[3], double v[3], double r
 
 /* ------------------------------------------------------------ steps 6-9 */
 
-/* Eqs. 6-7 and 18-21 at master i: the velocity gradient (MLS form, see the top), the trial elastic F,
- * its singular values clamped to [1 - theta_c, 1 + theta_s], the rest to F_P. */
-static void deform(ts_elastoplastic *e, size_t i, double dt)
+/* Eqs. 6-7 and 18-21 at master i (at position p): the velocity gradient (MLS form, see the top), the trial
+ * elastic F, its singular values clamped to [1 - theta_c, 1 + theta_s], the rest to F_P. */
+static void deform(ts_elastoplastic *e, size_t i, size_t p, double dt)
 {
     double A[3][3];
-    gather_gradient(e, e->sv, i, A);                                         /* eq. 7, MLS form */
+    gather_gradient(e, e->sv, p, A);                                        /* eq. 7, MLS form */
     ts_mat3 step = ts_m3_identity();
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
@@ -1206,12 +1174,13 @@ static void deform(ts_elastoplastic *e, size_t i, double dt)
     memcpy(e->FE_sigma + 3 * i, sig, sizeof sig);
 }
 
-/* Over master i's slaves: sum N v_s (pic), sum N (v_s - v0_s) (change) and the gradient of v0 (grad0) */
-TS_WIDE_CLONES static void gather_velocities(const ts_elastoplastic *e, size_t i, double pic[3], double change[3],
+/* Over master i's slaves (at position at): sum N v_s (pic), sum N (v_s - v0_s) (change) and the gradient of v0
+ * (grad0) */
+TS_WIDE_CLONES static void gather_velocities(const ts_elastoplastic *e, size_t at, double pic[3], double change[3],
                                              double grad0[3][3])
 {
     ts_d4 p = {0.0, 0.0, 0.0, 0.0}, dv = p, row0 = p, row1 = p, row2 = p;
-    for (uint32_t k = e->mstart[i]; k < e->mstart[i + 1]; k++) {
+    for (uint32_t k = e->mstart[at]; k < e->mstart[at + 1]; k++) {
         const size_t s = e->pair_slave[k];
         const ts_d4 gN = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         const double N = gN[3], *v = e->sv + 3 * s, *v0 = e->sv0 + 3 * s;
@@ -1225,13 +1194,13 @@ TS_WIDE_CLONES static void gather_velocities(const ts_elastoplastic *e, size_t i
     }
 }
 
-/* Eqs. 8-9 at master i, with the old velocity taken with its FLIP update (see the top), then its
+/* Eqs. 8-9 at master i (at position at), with the old velocity taken with its FLIP update (see the top), then its
  * collisions and eq. 10. */
-static void move_master(ts_elastoplastic *e, size_t i, double dt)
+static void move_master(ts_elastoplastic *e, size_t i, size_t at, double dt)
 {
     double pic[3], change[3], grad0[3][3];
     const double *c = e->centre + 3 * i, *B = e->grad + 9 * i;
-    gather_velocities(e, i, pic, change, grad0);
+    gather_velocities(e, at, pic, change, grad0);
     /* eq. 9 with the linear term: the least-squares fit sum N v_s + B (x - centre) at the master itself,
      * so that a master moves as the velocity field that deforms it says (at a surface, where the slaves'
      * centre is off the master, the mean alone would shear it against its F) */
@@ -1255,19 +1224,37 @@ static void move_master(ts_elastoplastic *e, size_t i, double dt)
 
 /* ----------------------------------------------------------- steps 10-11 */
 
-/* Eq. 22 (weights at the start of the step), then the slaves move. */
+typedef struct motion_pass {
+    ts_elastoplastic *e;
+    double dt;
+} motion_pass;
+
+/* Steps 6-9 at the masters of one block, each then scattering its new momentum to its slaves (eq. 22, with the
+ * weights at the start of the step). */
+static void motion_block(void *user, size_t first, size_t end)
+{
+    const motion_pass *o = user;
+    ts_elastoplastic *e = o->e;
+    for (size_t p = first; p < end; p++) {
+        const size_t i = e->blocks.order[p];
+        deform(e, i, p, o->dt);                                   /* step 6 */
+        move_master(e, i, p, o->dt);                              /* steps 7-9 */
+        const double m = e->mass[i], v[3] = {e->vx[i], e->vy[i], e->vz[i]};
+        for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+            double *share = e->share + 4 * (size_t)e->pair_slave[k], w = m * (double)e->pair_gN[4 * k + 3];
+            share[0] += w * v[0], share[1] += w * v[1], share[2] += w * v[2];
+        }
+    }
+}
+
+/* Step 10: the slaves move by eq. 22's velocity. */
 static void advect_slaves(ts_elastoplastic *e, double dt)
 {
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < e->slaves.n; s++) {
         if (!(e->sm[s] > 0.0))
             continue;
-        double p[3] = {0, 0, 0};
-        for (uint32_t c = e->sstart[s]; c < e->sstart[s + 1]; c++) {
-            uint32_t i = e->spair_master[c];
-            double w = e->mass[i] * (double)e->spair_gN[4 * c + 3];
-            p[0] += w * e->vx[i], p[1] += w * e->vy[i], p[2] += w * e->vz[i];
-        }
+        const double *p = e->share + 4 * s;
         e->sx[s] += (float)(dt * p[0] / e->sm[s]);
         e->sy[s] += (float)(dt * p[1] / e->sm[s]);
         e->sz[s] += (float)(dt * p[2] / e->sm[s]);
@@ -1380,25 +1367,21 @@ static ts_status elastoplastic_step(void *state, const ts_step_context *now, ts_
     const double dt = now->dt;
     ts_status st = e->p.slave_particles ? TS_OK : masters_as_slaves(e, err);
     if (st == TS_OK)
-        st = build_pairs(e, err);
+        st = prepare_pairs(e, err);                               /* step 0 */
     if (st != TS_OK)
         return st;
-    slaves_from_masters(e);                                       /* step 1 */
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < e->masters.n; i++)
-        material(e, i);
-    solve_velocities(e, dt);                                      /* steps 3-4 */
+    memset(e->acc, 0, 12 * e->slaves.n * sizeof *e->acc);
+    ts_colour_blocks_run(&e->blocks, shares_block, e);            /* steps 0-3 */
+    solve_velocities(e, dt);                                      /* steps 1-4 */
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < e->slaves.n; s++) {                    /* step 5 */
         float p[3] = {e->sx[s], e->sy[s], e->sz[s]};
         if (e->sm[s] > 0.0)
             collide(e, p, e->sv + 3 * s, 0.0, 0);
     }
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < e->masters.n; i++) {
-        deform(e, i, dt);                                         /* step 6 */
-        move_master(e, i, dt);                                    /* steps 7-9 */
-    }
+    memset(e->share, 0, 4 * e->slaves.n * sizeof *e->share);
+    motion_pass motion = {e, dt};
+    ts_colour_blocks_run(&e->blocks, motion_block, &motion);     /* steps 6-9 */
     if (e->p.slave_particles) {
         advect_slaves(e, dt);                                     /* step 10 */
         st = remesh_slaves(e, err);                               /* step 11 */
