@@ -1136,22 +1136,25 @@ static void collide(const ts_elastoplastic *e, float p[3], double v[3], double r
 
 /* ------------------------------------------------------------ steps 6-9 */
 
-/* Eqs. 6-7 and 18-21 at master i (at position p): the velocity gradient (MLS form, see the top), the trial
- * elastic F, its singular values clamped to [1 - theta_c, 1 + theta_s], the rest to F_P. */
-static void deform(ts_elastoplastic *e, size_t i, size_t p, double dt)
+/* Eqs. 6-7 and 18 at master i (at position p): the velocity gradient (MLS form, see the top) and the trial elastic
+ * F, whose SVD (from the last step's V) follows. */
+static ts_mat3 trial_elastic_gradient(ts_elastoplastic *e, size_t i, size_t p, double dt)
 {
     double A[3][3];
-    gather_gradient(e, e->sv, p, A);                                        /* eq. 7, MLS form */
+    gather_gradient(e, e->sv, p, A);                                         /* eq. 7, MLS form */
     ts_mat3 step = ts_m3_identity();
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
             step.m[a][b] += dt * A[a][b];
             e->grad[9 * i + 3 * a + b] = A[a][b];
         }
-    ts_mat3 FE = ts_m3_mul(step, mat_get(e->FE + 9 * i));                    /* eq. 18 */
-    ts_mat3 U, V;
-    double sig[3];
-    ts_svd3_near(FE, mat_get(e->FE_V + 9 * i), &U, sig, &V);                 /* from the last step's V */
+    return ts_m3_mul(step, mat_get(e->FE + 9 * i));                          /* eq. 18 */
+}
+
+/* Eqs. 19-21 at master i from its trial F_E = U diag(sig) V^T: the singular values clamped to
+ * [1 - theta_c, 1 + theta_s], the rest to F_P. */
+static void deform(ts_elastoplastic *e, size_t i, ts_mat3 FE, ts_mat3 U, double sig[3], ts_mat3 V)
+{
     mat_set(e->FE_U + 9 * i, U);
     mat_set(e->FE_V + 9 * i, V);
     if (e->p.plastic) {
@@ -1166,12 +1169,12 @@ static void deform(ts_elastoplastic *e, size_t i, size_t p, double dt)
                 US.m[a][b] = U.m[a][b] * clamped[b], VS.m[a][b] = V.m[a][b] * (sig[b] / clamped[b]);
         const ts_mat3 FEc = ts_m3_mul(US, ts_m3_transpose(V));              /* eq. 20 */
         const ts_mat3 FP = ts_m3_mul(ts_m3_mul(VS, ts_m3_transpose(V)), mat_get(e->FP + 9 * i)); /* eq. 21 */
-        memcpy(sig, clamped, sizeof sig);                                     /* F_E's SVD is now U, clamped, V */
+        memcpy(sig, clamped, sizeof clamped);                                 /* F_E's SVD is now U, clamped, V */
         mat_set(e->FP + 9 * i, FP);
         FE = FEc;
     }
     mat_set(e->FE + 9 * i, FE);
-    memcpy(e->FE_sigma + 3 * i, sig, sizeof sig);
+    memcpy(e->FE_sigma + 3 * i, sig, 3 * sizeof *sig);
 }
 
 /* Over master i's slaves (at position at): sum N v_s (pic), sum N (v_s - v0_s) (change) and the gradient of v0
@@ -1235,14 +1238,25 @@ static void motion_block(void *user, size_t first, size_t end)
 {
     const motion_pass *o = user;
     ts_elastoplastic *e = o->e;
-    for (size_t p = first; p < end; p++) {
-        const size_t i = e->blocks.order[p];
-        deform(e, i, p, o->dt);                                   /* step 6 */
-        move_master(e, i, p, o->dt);                              /* steps 7-9 */
-        const double m = e->mass[i], v[3] = {e->vx[i], e->vy[i], e->vz[i]};
-        for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
-            double *share = e->share + 4 * (size_t)e->pair_slave[k], w = m * (double)e->pair_gN[4 * k + 3];
-            share[0] += w * v[0], share[1] += w * v[1], share[2] += w * v[2];
+    for (size_t first4 = first; first4 < end; first4 += 4) { /* four masters' SVDs at once */
+        const size_t lanes = end - first4 < 4 ? end - first4 : 4;
+        ts_mat3 FE[4], guess[4], U[4], V[4];
+        double sig[4][3];
+        for (size_t l = 0; l < lanes; l++) {
+            const size_t i = e->blocks.order[first4 + l];
+            FE[l] = trial_elastic_gradient(e, i, first4 + l, o->dt);
+            guess[l] = mat_get(e->FE_V + 9 * i);                  /* the last step's V */
+        }
+        ts_svd3_near4(FE, guess, lanes, U, sig, V);
+        for (size_t l = 0; l < lanes; l++) {
+            const size_t p = first4 + l, i = e->blocks.order[p];
+            deform(e, i, FE[l], U[l], sig[l], V[l]);              /* step 6 */
+            move_master(e, i, p, o->dt);                          /* steps 7-9 */
+            const double m = e->mass[i], v[3] = {e->vx[i], e->vy[i], e->vz[i]};
+            for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+                double *share = e->share + 4 * (size_t)e->pair_slave[k], w = m * (double)e->pair_gN[4 * k + 3];
+                share[0] += w * v[0], share[1] += w * v[1], share[2] += w * v[2];
+            }
         }
     }
 }

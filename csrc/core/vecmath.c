@@ -2,6 +2,9 @@
 #include "vecmath.h"
 
 #include <float.h>
+#include <stdint.h>
+
+#include "wide.h"
 
 ts_mat3 ts_m3_identity(void)
 {
@@ -257,10 +260,10 @@ static void swap_columns(ts_mat3 *a, int i, int j)
  * three). */
 #define SVD_LAST_SWEEP 1e-9
 
-static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
+/* The sweeps on w = A V (v updated alongside). */
+static void svd3_sweeps(ts_mat3 *w_io, ts_mat3 *v_io)
 {
-    ts_mat3 w = ts_m3_mul(a, v0);
-    ts_mat3 v = v0;
+    ts_mat3 w = *w_io, v = *v_io;
     for (int sweep = 0; sweep < 60; sweep++) {
         int far = 0; /* a rotation above SVD_LAST_SWEEP in this sweep */
         for (int p = 0; p < 2; p++) {
@@ -291,6 +294,12 @@ static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts
         if (!far)
             break;
     }
+    *w_io = w, *v_io = v;
+}
+
+/* U, sigma and V from the swept w = A V. */
+static void svd3_finish(ts_mat3 w, ts_mat3 v, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
+{
     /* sort columns by decreasing norm; each swap flips det(V), fixed below */
     double norm[3];
     for (int j = 0; j < 3; j++)
@@ -331,22 +340,102 @@ static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts
     *v_out = v;
 }
 
+static void svd3_from(ts_mat3 a, ts_mat3 v0, ts_mat3 *u_out, double sigma[3], ts_mat3 *v_out)
+{
+    ts_mat3 w = ts_m3_mul(a, v0), v = v0;
+    svd3_sweeps(&w, &v);
+    svd3_finish(w, v, u_out, sigma, v_out);
+}
+
 void ts_svd3(ts_mat3 a, ts_mat3 *u, double sigma[3], ts_mat3 *v) { svd3_from(a, ts_m3_identity(), u, sigma, v); }
 
-void ts_svd3_near(ts_mat3 a, ts_mat3 v_near, ts_mat3 *u, double sigma[3], ts_mat3 *v)
+/* The guess made an exact rotation (Gram-Schmidt), so rounding cannot build up over a bake's steps; the
+ * identity when it is no use. */
+static ts_mat3 rotation_near(ts_mat3 v_near)
 {
-    /* the guess made an exact rotation (Gram-Schmidt), so rounding cannot build up over a bake's steps */
     ts_vec3 c0 = ts_m3_column(v_near, 0), c1 = ts_m3_column(v_near, 1);
     double l0 = ts_v3_length(c0);
     c0 = ts_v3_scale(c0, 1.0 / l0);
     c1 = ts_v3_sub(c1, ts_v3_scale(c0, ts_v3_dot(c0, c1)));
     double l1 = ts_v3_length(c1);
     c1 = ts_v3_scale(c1, 1.0 / l1);
-    if (!(l0 > 1e-3 && l1 > 1e-3 && isfinite(c0.x + c0.y + c0.z + c1.x + c1.y + c1.z))) {
-        ts_svd3(a, u, sigma, v); /* no usable guess */
-        return;
+    if (!(l0 > 1e-3 && l1 > 1e-3 && isfinite(c0.x + c0.y + c0.z + c1.x + c1.y + c1.z)))
+        return ts_m3_identity(); /* no usable guess: as ts_svd3 */
+    return ts_m3_from_columns(c0, c1, ts_v3_cross(c0, c1));
+}
+
+void ts_svd3_near(ts_mat3 a, ts_mat3 v_near, ts_mat3 *u, double sigma[3], ts_mat3 *v)
+{
+    svd3_from(a, rotation_near(v_near), u, sigma, v);
+}
+
+/* Four matrices' sweeps at once, each lane doing exactly what svd3_sweeps does (a lane whose sweep is done, or
+ * whose rotation svd3_sweeps would skip, keeps its columns): the same bits, without the sweeps' dependent square
+ * roots and divisions one matrix at a time, nor their branches. */
+#define D4_SELECT(mask, a, b) ((ts_d4)(((ts_l4)(a) & (mask)) | ((ts_l4)(b) & ~(mask))))
+
+TS_WIDE_CLONES static void svd3_sweeps4(ts_mat3 w_io[4], ts_mat3 v_io[4], size_t lanes)
+{
+    ts_d4 w[3][3], v[3][3];
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 3; j++) {
+            w[k][j] = (ts_d4){w_io[0].m[k][j], w_io[1].m[k][j], w_io[2].m[k][j], w_io[3].m[k][j]};
+            v[k][j] = (ts_d4){v_io[0].m[k][j], v_io[1].m[k][j], v_io[2].m[k][j], v_io[3].m[k][j]};
+        }
+    ts_l4 active = {lanes > 0 ? -1 : 0, lanes > 1 ? -1 : 0, lanes > 2 ? -1 : 0, lanes > 3 ? -1 : 0};
+    const ts_l4 magnitude = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+    const ts_d4 zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
+    for (int sweep = 0; sweep < 60 && (active[0] | active[1] | active[2] | active[3]); sweep++) {
+        ts_l4 far = {0, 0, 0, 0};
+        for (int p = 0; p < 2; p++) {
+            for (int r = p + 1; r < 3; r++) {
+                ts_d4 alpha = zero, beta = zero, gamma = zero;
+                for (int k = 0; k < 3; k++) {
+                    alpha += w[k][p] * w[k][p];
+                    beta += w[k][r] * w[k][r];
+                    gamma += w[k][p] * w[k][r];
+                }
+                ts_d4 scale, root, c;
+                const ts_d4 product = alpha * beta, size = (ts_d4)((ts_l4)gamma & magnitude);
+                for (int l = 0; l < 4; l++)
+                    scale[l] = sqrt(product[l]);
+                const ts_l4 turn = active & (gamma != zero) & (size > DBL_EPSILON * scale);
+                far |= turn & (size > SVD_LAST_SWEEP * scale);
+                const ts_d4 zeta = (beta - alpha) / (2.0 * gamma);
+                const ts_d4 square = one + zeta * zeta;
+                for (int l = 0; l < 4; l++)
+                    root[l] = sqrt(square[l]);
+                const ts_d4 t = D4_SELECT(zeta >= zero, one, -one) / ((ts_d4)((ts_l4)zeta & magnitude) + root);
+                const ts_d4 tt = one + t * t;
+                for (int l = 0; l < 4; l++)
+                    c[l] = 1.0 / sqrt(tt[l]);
+                const ts_d4 s = c * t;
+                for (int k = 0; k < 3; k++) {
+                    const ts_d4 wp = w[k][p], wr = w[k][r], vp = v[k][p], vr = v[k][r];
+                    w[k][p] = D4_SELECT(turn, c * wp - s * wr, wp);
+                    w[k][r] = D4_SELECT(turn, s * wp + c * wr, wr);
+                    v[k][p] = D4_SELECT(turn, c * vp - s * vr, vp);
+                    v[k][r] = D4_SELECT(turn, s * vp + c * vr, vr);
+                }
+            }
+        }
+        active &= far;
     }
-    svd3_from(a, ts_m3_from_columns(c0, c1, ts_v3_cross(c0, c1)), u, sigma, v);
+    for (size_t l = 0; l < lanes; l++)
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 3; j++)
+                w_io[l].m[k][j] = w[k][j][l], v_io[l].m[k][j] = v[k][j][l];
+}
+
+void ts_svd3_near4(const ts_mat3 a[4], const ts_mat3 v_near[4], size_t lanes, ts_mat3 u[4], double sigma[4][3],
+                   ts_mat3 v[4])
+{
+    ts_mat3 w[4] = {{{{0}}}}, v0[4] = {{{{0}}}};
+    for (size_t l = 0; l < lanes; l++)
+        v0[l] = rotation_near(v_near[l]), w[l] = ts_m3_mul(a[l], v0[l]);
+    svd3_sweeps4(w, v0, lanes);
+    for (size_t l = 0; l < lanes; l++)
+        svd3_finish(w[l], v0[l], &u[l], sigma[l], &v[l]);
 }
 
 void ts_polar3(ts_mat3 a, ts_mat3 *r, ts_mat3 *s)

@@ -9,6 +9,7 @@
 #define TSUBU_VECMATH_H
 
 #include <math.h>
+#include <stddef.h>
 
 typedef struct ts_vec3 { double x, y, z; } ts_vec3;
 typedef struct ts_mat3 { double m[3][3]; } ts_mat3; /* m[row][col] */
@@ -89,6 +90,9 @@ void ts_svd3(ts_mat3 a, ts_mat3 *u, double sigma[3], ts_mat3 *v);
  * whose columns are then nearly orthogonal (measured on F_E-like matrices: 250-290 ns against 390-570 from
  * V = I). Any guess gives a valid SVD; a degenerate one falls back to ts_svd3. */
 void ts_svd3_near(ts_mat3 a, ts_mat3 v_near, ts_mat3 *u, double sigma[3], ts_mat3 *v);
+/* ts_svd3_near of `lanes` (1-4) matrices at once: the same bits as one at a time, faster. */
+void ts_svd3_near4(const ts_mat3 a[4], const ts_mat3 v_near[4], size_t lanes, ts_mat3 u[4], double sigma[4][3],
+                   ts_mat3 v[4]);
 
 /* Polar decomposition A = R S with R a rotation (det = +1) and S symmetric.
  * S is positive semi-definite unless det(A) < 0. */

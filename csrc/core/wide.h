@@ -26,6 +26,7 @@ typedef double ts_d4 __attribute__((vector_size(32)));
 typedef float ts_f4 __attribute__((vector_size(16)));
 typedef float ts_f8 __attribute__((vector_size(32)));
 typedef int32_t ts_i8 __attribute__((vector_size(32)));     /* a comparison's lanes of ts_f8 */
+typedef int64_t ts_l4 __attribute__((vector_size(32)));     /* a comparison's lanes of ts_d4 */
 
 /* Four doubles from p (any alignment). */
 TS_WIDE_INLINE ts_d4 ts_d4_load(const double *p)

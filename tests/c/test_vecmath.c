@@ -1,5 +1,6 @@
 /* test_vecmath.c - SVD, polar decomposition and quaternions. */
 #include <math.h>
+#include <string.h>
 
 #include "check.h"
 #include "core/rng.h"
@@ -154,6 +155,39 @@ static void test_svd_near_a_guess(void)
     }
 }
 
+/* Four at a time, for 1 to 4 lanes: the same bits as one at a time, whatever the guesses (near, far, no
+ * use at all) and matrices (near the identity, as F_E; with two singular values equal, which takes the most
+ * sweeps; singular) sit in the other lanes. */
+static void test_svd_four_at_once_is_bitwise_one_at_a_time(void)
+{
+    ts_rng rng;
+    ts_rng_seed(&rng, 5, 1);
+    for (int k = 0; k < 400; k++) {
+        ts_mat3 a[4], guess[4], u[4], v[4];
+        double s[4][3];
+        const size_t lanes = 1 + (size_t)(k % 4);
+        for (size_t l = 0; l < 4; l++) {
+            const int kind = (k + (int)l) % 4;
+            double sv[3] = {1.0 + 0.01 * ts_rng_normal(&rng), 1.0 + 0.01 * ts_rng_normal(&rng), 0.0};
+            sv[2] = kind == 1 ? sv[1] : kind == 2 ? 0.0 : 1.0 + 0.01 * ts_rng_normal(&rng);
+            const ts_mat3 v_true = random_rotation(&rng);
+            a[l] = compose(random_rotation(&rng), sv, v_true);
+            guess[l] = kind == 3 ? (ts_mat3){{{0}}} : kind == 2 ? random_rotation(&rng) : v_true;
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++)
+                    guess[l].m[i][j] += kind == 0 ? 1e-3 * ts_rng_normal(&rng) : 0.0;
+        }
+        ts_svd3_near4(a, guess, lanes, u, s, v);
+        for (size_t l = 0; l < lanes; l++) {
+            ts_mat3 u1, v1;
+            double s1[3];
+            ts_svd3_near(a[l], guess[l], &u1, s1, &v1);
+            CHECK(memcmp(&u1, &u[l], sizeof u1) == 0 && memcmp(&v1, &v[l], sizeof v1) == 0 &&
+                  memcmp(s1, s[l], sizeof s1) == 0);
+        }
+    }
+}
+
 static void test_polar(void)
 {
     ts_rng rng;
@@ -268,6 +302,7 @@ const test_case vecmath_tests[] = {
     {"vecmath/svd_rotations_reflections", test_svd_rotations_and_reflections},
     {"vecmath/svd_near_singular_degenerate", test_svd_near_singular_and_degenerate},
     {"vecmath/svd_near_a_guess", test_svd_near_a_guess},
+    {"vecmath/svd_four_at_once_is_bitwise_one_at_a_time", test_svd_four_at_once_is_bitwise_one_at_a_time},
     {"vecmath/polar", test_polar},
     {"vecmath/quaternions", test_quaternions},
     {0, 0},
