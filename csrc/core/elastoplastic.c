@@ -69,6 +69,9 @@
 #define SKIN_MASTERS 8          /* masters a skin vertex follows */
 #define PAIR_SKIN 0.25          /* candidate pairs are kept within the support + this share of a spacing */
 
+/* a slave's row of ts_elastoplastic.acc: vectors of 4 */
+enum { ACC_MASS = 0, ACC_MOMENTUM = 1, ACC_FORCE = 4, ACC_DIAGONAL = 8, ACC_WIDTH = 12 };
+
 struct ts_elastoplastic {
     ts_elastoplastic_params p;
     double spacing, h, support, mu0, lambda0, wave_speed, rest_slave_density;
@@ -575,7 +578,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("rhs", &e->rhs, 3 * d), TS_WORK_COLUMN("r", &e->cg_r, 3 * d),
         TS_WORK_COLUMN("p", &e->cg_p, 3 * d), TS_WORK_COLUMN("q", &e->cg_q, 3 * d),
         TS_WORK_COLUMN("z", &e->cg_z, 3 * d), TS_WORK_COLUMN("diagonal", &e->diagonal, 3 * d),
-        TS_WORK_COLUMN("acc", &e->acc, 12 * d), TS_WORK_COLUMN("share", &e->share, 4 * d),
+        TS_WORK_COLUMN("acc", &e->acc, ACC_WIDTH * d), TS_WORK_COLUMN("share", &e->share, 4 * d),
         TS_WORK_COLUMN("normal", &e->snormal, 3 * d),
         TS_WORK_COLUMN("keep", &e->skeep, 1),
     };
@@ -888,12 +891,12 @@ TS_WIDE_CLONES static void scatter_to_slaves(ts_elastoplastic *e, size_t i, size
     const double *G = e->G + 12 * i;
     const ts_d4 G0 = ts_d4_load(G), G1 = ts_d4_load(G + 4), G2 = ts_d4_load(G + 8);
     for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
-        double *acc = e->acc + 12 * (size_t)e->pair_slave[k];
+        double *acc = e->acc + ACC_WIDTH * (size_t)e->pair_slave[k];
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         const double g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
-        TS_D4_ADD(acc, g[3] * momentum);                                /* eqs. 1-2 */
-        TS_D4_ADD(acc + 4, G0 * g[0] + G1 * g[1] + G2 * g[2]);          /* eq. 11 */
-        TS_D4_ADD(acc + 8, V0 * (mu * g2 + (mu + lambda) * g * g));
+        TS_D4_ADD(acc + ACC_MASS, g[3] * momentum);                     /* eqs. 1-2 */
+        TS_D4_ADD(acc + ACC_FORCE, G0 * g[0] + G1 * g[1] + G2 * g[2]);  /* eq. 11 */
+        TS_D4_ADD(acc + ACC_DIAGONAL, V0 * (mu * g2 + (mu + lambda) * g * g));
     }
 }
 
@@ -1038,14 +1041,14 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     const double g[3] = {e->p.gravity[0], e->p.gravity[1], e->p.gravity[2]};
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++) {
-        const double *acc = e->acc + 12 * s, m = acc[0];
+        const double *acc = e->acc + ACC_WIDTH * s, m = acc[ACC_MASS];
         e->sm[s] = m;                                                                              /* eq. 1 */
         for (int a = 0; a < 3; a++) {
-            e->sv0[3 * s + a] = m > 0.0 ? acc[1 + a] / m : 0.0;                                    /* eq. 2 */
-            double vstar = m > 0.0 ? e->sv0[3 * s + a] + dt * (-acc[4 + a] / m + g[a]) : 0.0;       /* eq. 14 */
+            e->sv0[3 * s + a] = m > 0.0 ? acc[ACC_MOMENTUM + a] / m : 0.0;                         /* eq. 2 */
+            double vstar = m > 0.0 ? e->sv0[3 * s + a] + dt * (-acc[ACC_FORCE + a] / m + g[a]) : 0.0; /* eq. 14 */
             e->rhs[3 * s + a] = m > 0.0 ? m * vstar : 0.0;
             e->sv[3 * s + a] = vstar;
-            e->diagonal[3 * s + a] = m > 0.0 ? m + e->p.beta * dt * dt * acc[8 + a] : 1.0;
+            e->diagonal[3 * s + a] = m > 0.0 ? m + e->p.beta * dt * dt * acc[ACC_DIAGONAL + a] : 1.0;
         }
     }
     e->cg_iterations = 0;
@@ -1227,13 +1230,22 @@ static void move_master(ts_elastoplastic *e, size_t i, size_t at, double dt)
 
 /* ----------------------------------------------------------- steps 10-11 */
 
+/* Master i's new momentum m N v scattered to its slaves' shares (eq. 22, with the weights at the start of the step) */
+static void scatter_momentum(ts_elastoplastic *e, size_t i, size_t p)
+{
+    const double m = e->mass[i], v[3] = {e->vx[i], e->vy[i], e->vz[i]};
+    for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+        double *share = e->share + 4 * (size_t)e->pair_slave[k], w = m * (double)e->pair_gN[4 * k + 3];
+        share[0] += w * v[0], share[1] += w * v[1], share[2] += w * v[2];
+    }
+}
+
 typedef struct motion_pass {
     ts_elastoplastic *e;
     double dt;
 } motion_pass;
 
-/* Steps 6-9 at the masters of one block, each then scattering its new momentum to its slaves (eq. 22, with the
- * weights at the start of the step). */
+/* Steps 6-9 at the masters of one block, each then scattering its new momentum to its slaves. */
 static void motion_block(void *user, size_t first, size_t end)
 {
     const motion_pass *o = user;
@@ -1252,11 +1264,7 @@ static void motion_block(void *user, size_t first, size_t end)
             const size_t p = first4 + l, i = e->blocks.order[p];
             deform(e, i, FE[l], U[l], sig[l], V[l]);              /* step 6 */
             move_master(e, i, p, o->dt);                          /* steps 7-9 */
-            const double m = e->mass[i], v[3] = {e->vx[i], e->vy[i], e->vz[i]};
-            for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
-                double *share = e->share + 4 * (size_t)e->pair_slave[k], w = m * (double)e->pair_gN[4 * k + 3];
-                share[0] += w * v[0], share[1] += w * v[1], share[2] += w * v[2];
-            }
+            scatter_momentum(e, i, p);
         }
     }
 }
@@ -1384,9 +1392,9 @@ static ts_status elastoplastic_step(void *state, const ts_step_context *now, ts_
         st = prepare_pairs(e, err);                               /* step 0 */
     if (st != TS_OK)
         return st;
-    memset(e->acc, 0, 12 * e->slaves.n * sizeof *e->acc);
-    ts_colour_blocks_run(&e->blocks, shares_block, e);            /* steps 0-3 */
-    solve_velocities(e, dt);                                      /* steps 1-4 */
+    memset(e->acc, 0, ACC_WIDTH * e->slaves.n * sizeof *e->acc);
+    ts_colour_blocks_run(&e->blocks, shares_block, e);            /* steps 0-3 at the masters */
+    solve_velocities(e, dt);                                      /* steps 1-4 at the slaves */
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < e->slaves.n; s++) {                    /* step 5 */
         float p[3] = {e->sx[s], e->sy[s], e->sz[s]};

@@ -2,7 +2,6 @@
 #include "vecmath.h"
 
 #include <float.h>
-#include <stdint.h>
 
 #include "wide.h"
 
@@ -372,8 +371,6 @@ void ts_svd3_near(ts_mat3 a, ts_mat3 v_near, ts_mat3 *u, double sigma[3], ts_mat
 /* Four matrices' sweeps at once, each lane doing exactly what svd3_sweeps does (a lane whose sweep is done, or
  * whose rotation svd3_sweeps would skip, keeps its columns): the same bits, without the sweeps' dependent square
  * roots and divisions one matrix at a time, nor their branches. */
-#define D4_SELECT(mask, a, b) ((ts_d4)(((ts_l4)(a) & (mask)) | ((ts_l4)(b) & ~(mask))))
-
 TS_WIDE_CLONES static void svd3_sweeps4(ts_mat3 w_io[4], ts_mat3 v_io[4], size_t lanes)
 {
     ts_d4 w[3][3], v[3][3];
@@ -383,7 +380,6 @@ TS_WIDE_CLONES static void svd3_sweeps4(ts_mat3 w_io[4], ts_mat3 v_io[4], size_t
             v[k][j] = (ts_d4){v_io[0].m[k][j], v_io[1].m[k][j], v_io[2].m[k][j], v_io[3].m[k][j]};
         }
     ts_l4 active = {lanes > 0 ? -1 : 0, lanes > 1 ? -1 : 0, lanes > 2 ? -1 : 0, lanes > 3 ? -1 : 0};
-    const ts_l4 magnitude = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
     const ts_d4 zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
     for (int sweep = 0; sweep < 60 && (active[0] | active[1] | active[2] | active[3]); sweep++) {
         ts_l4 far = {0, 0, 0, 0};
@@ -395,27 +391,19 @@ TS_WIDE_CLONES static void svd3_sweeps4(ts_mat3 w_io[4], ts_mat3 v_io[4], size_t
                     beta += w[k][r] * w[k][r];
                     gamma += w[k][p] * w[k][r];
                 }
-                ts_d4 scale, root, c;
-                const ts_d4 product = alpha * beta, size = (ts_d4)((ts_l4)gamma & magnitude);
-                for (int l = 0; l < 4; l++)
-                    scale[l] = sqrt(product[l]);
+                const ts_d4 product = alpha * beta, scale = ts_d4_sqrt(&product), size = TS_D4_ABS(gamma);
                 const ts_l4 turn = active & (gamma != zero) & (size > DBL_EPSILON * scale);
                 far |= turn & (size > SVD_LAST_SWEEP * scale);
                 const ts_d4 zeta = (beta - alpha) / (2.0 * gamma);
-                const ts_d4 square = one + zeta * zeta;
-                for (int l = 0; l < 4; l++)
-                    root[l] = sqrt(square[l]);
-                const ts_d4 t = D4_SELECT(zeta >= zero, one, -one) / ((ts_d4)((ts_l4)zeta & magnitude) + root);
-                const ts_d4 tt = one + t * t;
-                for (int l = 0; l < 4; l++)
-                    c[l] = 1.0 / sqrt(tt[l]);
-                const ts_d4 s = c * t;
+                const ts_d4 square = one + zeta * zeta, root = ts_d4_sqrt(&square);
+                const ts_d4 t = TS_D4_SELECT(zeta >= zero, one, -one) / (TS_D4_ABS(zeta) + root);
+                const ts_d4 tt = one + t * t, c = one / ts_d4_sqrt(&tt), s = c * t;
                 for (int k = 0; k < 3; k++) {
                     const ts_d4 wp = w[k][p], wr = w[k][r], vp = v[k][p], vr = v[k][r];
-                    w[k][p] = D4_SELECT(turn, c * wp - s * wr, wp);
-                    w[k][r] = D4_SELECT(turn, s * wp + c * wr, wr);
-                    v[k][p] = D4_SELECT(turn, c * vp - s * vr, vp);
-                    v[k][r] = D4_SELECT(turn, s * vp + c * vr, vr);
+                    w[k][p] = TS_D4_SELECT(turn, c * wp - s * wr, wp);
+                    w[k][r] = TS_D4_SELECT(turn, s * wp + c * wr, wr);
+                    v[k][p] = TS_D4_SELECT(turn, c * vp - s * vr, vp);
+                    v[k][r] = TS_D4_SELECT(turn, s * vp + c * vr, vr);
                 }
             }
         }

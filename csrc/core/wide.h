@@ -45,6 +45,21 @@ TS_WIDE_INLINE ts_d4 ts_d4_load(const double *p)
         memcpy(ts_at_, &ts_sum_, sizeof ts_sum_);                                                                    \
     } while (0)
 
+/* The lanes of a where mask is set (a comparison's result), else of b. */
+#define TS_D4_SELECT(mask, a, b) ((ts_d4)(((ts_l4)(a) & (mask)) | ((ts_l4)(b) & ~(mask))))
+
+/* |v|, lane by lane (the sign bit cleared). */
+#define TS_D4_ABS(v) ((ts_d4)((ts_l4)(v) & (ts_l4){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}))
+
+/* The square roots of *v, lane by lane: correctly rounded, as sqrt (by pointer: see TS_D4_ADD). */
+TS_WIDE_INLINE ts_d4 ts_d4_sqrt(const ts_d4 *v)
+{
+    ts_d4 r;
+    for (int l = 0; l < 4; l++)
+        r[l] = __builtin_sqrt((*v)[l]);
+    return r;
+}
+
 /* Four floats from p (any alignment), widened to doubles. */
 TS_WIDE_INLINE ts_d4 ts_d4_from_floats(const float *p)
 {
