@@ -102,6 +102,7 @@ struct ts_elastoplastic {
     double *share;              /* work, 4: the sum of one later pass's shares: the CG operator's force variation
                                    (3), eq. 22's momentum (3) */
     double *snormal;            /* work, 3: the wall a slave is held against in the solve (or zero) */
+    double *swall;              /* work, 4: that wall's velocity, and its push on the slave in the solve (momentum) */
     uint8_t *skeep;
 
     /* master-slave candidates (near) and slaves' pairs closer than sec. 4.3's 0.15 h (crowd), kept for
@@ -128,7 +129,10 @@ struct ts_elastoplastic {
     long steps;
     int cg_iterations;
     double cg_residual, v_max;
+    double stiffening;          /* the stiffest master's hardening factor (step rule): 1 until plastic */
 };
+
+static void update_step_limits(ts_elastoplastic *e);
 
 /* ------------------------------------------------------------------ set-up */
 
@@ -141,6 +145,7 @@ static const ts_param_def PARAMS[] = {
     TS_BOOL(P, plastic, 0),
     TS_REAL(P, yield_compression, 0.0, 1.0, 0.025),
     TS_REAL(P, yield_stretch, 0.0, 10.0, 0.0075),
+    TS_BOOL(P, keep_volume, 1),
     TS_REAL(P, hardening, 0.0, 50.0, 10.0),
     TS_REAL(P, beta, 0.0, 1.0, 1.0),
     TS_REAL(P, alpha, 0.0, 1.0, 0.9),
@@ -579,7 +584,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("p", &e->cg_p, 3 * d), TS_WORK_COLUMN("q", &e->cg_q, 3 * d),
         TS_WORK_COLUMN("z", &e->cg_z, 3 * d), TS_WORK_COLUMN("diagonal", &e->diagonal, 3 * d),
         TS_WORK_COLUMN("acc", &e->acc, ACC_WIDTH * d), TS_WORK_COLUMN("share", &e->share, 4 * d),
-        TS_WORK_COLUMN("normal", &e->snormal, 3 * d),
+        TS_WORK_COLUMN("normal", &e->snormal, 3 * d), TS_WORK_COLUMN("wall", &e->swall, 4 * d),
         TS_WORK_COLUMN("keep", &e->skeep, 1),
     };
     ts_particles_init(&e->masters, "masters", (size_t)p->max_particles);
@@ -638,6 +643,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         ts_elastoplastic_destroy(e);
         return st;
     }
+    update_step_limits(e); /* the first step keeps to the CFL condition at the bodies' initial velocity */
     *out = e;
     return TS_OK;
 }
@@ -802,6 +808,13 @@ static ts_status prepare_pairs(ts_elastoplastic *e, ts_error *err)
 
 /* ----------------------------------------------------------- the material */
 
+/* Stomakhin 2013's hardening exp(xi (1 - J_P)) at master i, capped: the factor on its Lame parameters */
+static double hardening_factor(const ts_elastoplastic *e, size_t i)
+{
+    const double harden = exp(e->p.hardening * (1.0 - ts_m3_det(mat_get(e->FP + 9 * i))));
+    return harden > 1e3 ? 1e3 : harden;
+}
+
 /* Fixed-corotated with hardening (Stomakhin 2013): P = 2 mu (F - R) + lambda (J - 1) cof F, with mu and
  * lambda scaled by exp(xi (1 - J_P)). Keeps R, S, cof F and the Lame parameters for the CG's variations,
  * and G = V0 P F^T, what eq. 11 multiplies by the kernel gradient. */
@@ -812,9 +825,7 @@ static void material(ts_elastoplastic *e, size_t i)
     const ts_mat3 F = mat_get(e->FE + 9 * i), U = mat_get(e->FE_U + 9 * i), V = mat_get(e->FE_V + 9 * i);
     const double *sigma = e->FE_sigma + 3 * i;
     const ts_mat3 R = ts_m3_mul(U, ts_m3_transpose(V));
-    const double J = ts_m3_det(F), JP = ts_m3_det(mat_get(e->FP + 9 * i));
-    double harden = exp(e->p.hardening * (1.0 - JP));
-    harden = harden > 1e3 ? 1e3 : harden;
+    const double J = ts_m3_det(F), harden = hardening_factor(e, i);
     const double mu = e->mu0 * harden, lambda = e->lambda0 * harden;
     const ts_vec3 c0 = ts_m3_column(F, 0), c1 = ts_m3_column(F, 1), c2 = ts_m3_column(F, 2);
     const ts_mat3 cof = ts_m3_from_columns(ts_v3_cross(c1, c2), ts_v3_cross(c2, c0), ts_v3_cross(c0, c1));
@@ -983,12 +994,13 @@ static void apply_operator(ts_elastoplastic *e, const double *u, double *out, do
 }
 
 /* The wall a slave is against (within a quarter spacing of the ground or an obstacle, moving into it):
- * its normal to n (zero when free), and v's normal part set to the wall's. */
-static void slave_constraint(const ts_elastoplastic *e, size_t s, double v[3], double n[3])
+ * its normal to n (zero when free), its velocity to wall, and v's normal part set to the wall's. */
+static void slave_constraint(const ts_elastoplastic *e, size_t s, double v[3], double n[3], double wall[4])
 {
     const double reach = 0.25 * e->spacing;
     double depth = -1e300, u[3] = {0, 0, 0};
     n[0] = n[1] = n[2] = 0.0;
+    wall[3] = 0.0;
     if (!(e->sm[s] > 0.0))
         return;
     if (e->p.ground && e->sz[s] - e->p.ground_height < reach) {
@@ -1010,11 +1022,31 @@ static void slave_constraint(const ts_elastoplastic *e, size_t s, double v[3], d
         return;
     }
     for (int a = 0; a < 3; a++)
-        v[a] -= vn * n[a];
+        v[a] -= vn * n[a], wall[a] = u[a];
 }
 
-/* Remove the constrained normal parts from a CG vector. */
-static void filter(const ts_elastoplastic *e, double *x)
+/* Step 5's Coulomb friction at a slave the solve held against a wall: its sliding is slowed by friction x the
+ * wall's push in the solve per mass (without it a clay lump at rest on the ground slid on at the speed it
+ * landed with: the solve had already taken away the approach that collide() reads friction from). */
+static void slave_friction(const ts_elastoplastic *e, size_t s, double v[3])
+{
+    const double *n = e->snormal + 3 * s, *wall = e->swall + 4 * s;
+    if (wall[3] <= 0.0 || !(e->sm[s] > 0.0))
+        return;
+    double rel[3] = {v[0] - wall[0], v[1] - wall[1], v[2] - wall[2]};
+    const double rn = rel[0] * n[0] + rel[1] * n[1] + rel[2] * n[2];
+    double t[3] = {rel[0] - rn * n[0], rel[1] - rn * n[1], rel[2] - rn * n[2]};
+    const double tl = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    double keep = tl > 0.0 ? 1.0 - e->p.friction * wall[3] / (e->sm[s] * tl) : 0.0;
+    keep = keep > 0.0 ? keep : 0.0;
+    for (int a = 0; a < 3; a++)
+        v[a] = wall[a] + rn * n[a] + keep * t[a];
+}
+
+/* Remove the constrained normal parts from a CG vector x; with push, add push_scale x what was removed to the
+ * walls' pushes (x a residual change, -push_scale its step: the pushes are what the residual b - A v keeps
+ * at the walls, Baraff & Witkin's constraint forces). */
+static void filter(const ts_elastoplastic *e, double *x, int push, double push_scale)
 {
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < e->slaves.n; s++) {
@@ -1022,6 +1054,8 @@ static void filter(const ts_elastoplastic *e, double *x)
         double xn = xs[0] * n[0] + xs[1] * n[1] + xs[2] * n[2];
         for (int a = 0; a < 3; a++)
             x[3 * s + a] -= xn * n[a];
+        if (push)
+            e->swall[4 * s + 3] += push_scale * xn;
     }
 }
 
@@ -1031,7 +1065,7 @@ static void precondition(ts_elastoplastic *e, const double *r, double *z)
     #pragma omp parallel for schedule(static)
     for (size_t k = 0; k < 3 * e->slaves.n; k++)
         z[k] = r[k] / e->diagonal[k];
-    filter(e, z);
+    filter(e, z, 0, 0.0);
 }
 
 /* Eqs. 14-17 by preconditioned conjugate gradients on (M + beta dt^2 K) v = M v*. */
@@ -1061,11 +1095,11 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
      * compression growing with the step */
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++)
-        slave_constraint(e, s, e->sv + 3 * s, e->snormal + 3 * s);
+        slave_constraint(e, s, e->sv + 3 * s, e->snormal + 3 * s, e->swall + 4 * s);
     apply_operator(e, e->sv, e->cg_q, dt);
     for (size_t k = 0; k < len; k++)
         e->cg_r[k] = e->rhs[k] - e->cg_q[k];
-    filter(e, e->cg_r);
+    filter(e, e->cg_r, 1, -1.0);
     precondition(e, e->cg_r, e->cg_z);
     memcpy(e->cg_p, e->cg_z, len * sizeof *e->cg_p);
     const double b2 = ts_dot_f64(e->rhs, e->rhs, len);
@@ -1074,11 +1108,11 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     int it = 0;
     while (it < e->p.cg_iterations && rr > goal) {
         apply_operator(e, e->cg_p, e->cg_q, dt);
-        filter(e, e->cg_q);
-        double pq = ts_dot_f64(e->cg_p, e->cg_q, len);
+        double pq = ts_dot_f64(e->cg_p, e->cg_q, len); /* p has no constrained parts: q's make no difference */
         if (!(pq > 0.0))
             break; /* not positive along p: keep what converged so far */
         double a = rz / pq;
+        filter(e, e->cg_q, 1, a);
         #pragma omp parallel for schedule(static)
         for (size_t k = 0; k < len; k++)
             e->sv[k] += a * e->cg_p[k], e->cg_r[k] -= a * e->cg_q[k];
@@ -1165,6 +1199,14 @@ static void deform(ts_elastoplastic *e, size_t i, ts_mat3 FE, ts_mat3 U, double 
         double clamped[3];
         for (int a = 0; a < 3; a++)
             clamped[a] = sig[a] < lo ? lo : (sig[a] > hi ? hi : sig[a]);     /* eq. 19 */
+        if (e->p.keep_volume) {
+            /* the flow's change of volume (the product of sigma-hat / sigma) stays elastic: clay yields in shape,
+             * not in volume. Eq. 19's clamp alone compacted a clay ball thrown at a wall to J_P 0.66, which the
+             * hardening then made 30 times stiffer */
+            const double flow = cbrt(sig[0] / clamped[0] * (sig[1] / clamped[1]) * (sig[2] / clamped[2]));
+            for (int a = 0; a < 3; a++)
+                clamped[a] *= flow;
+        }
         /* eq. 21: V Sigma^-1 U^T F_E-hat = V diag(sigma-hat / sigma) V^T, F_E-hat being U diag(sigma-hat) V^T */
         ts_mat3 US, VS;
         for (int a = 0; a < 3; a++)
@@ -1355,15 +1397,22 @@ static ts_status elastoplastic_begin_frame(void *state, const ts_step_context *n
     return TS_OK;
 }
 
-static double max_speed(const ts_elastoplastic *e)
+/* What the step rule reads from the masters: the fastest one's speed, and the stiffest one's hardening (a clay
+ * compacted to J_P 0.66 is 30 times stiffer at the default hardening: its waves 5.5 times faster) */
+static void update_step_limits(ts_elastoplastic *e)
 {
-    double v2 = 0.0;
-    #pragma omp parallel for schedule(static) reduction(max : v2)
+    double v2 = 0.0, stiffest = 1.0;
+    #pragma omp parallel for schedule(static) reduction(max : v2, stiffest)
     for (size_t i = 0; i < e->masters.n; i++) {
         double s = (double)e->vx[i] * e->vx[i] + (double)e->vy[i] * e->vy[i] + (double)e->vz[i] * e->vz[i];
         v2 = s > v2 ? s : v2;
+        if (e->p.plastic) {
+            const double harden = hardening_factor(e, i);
+            stiffest = harden > stiffest ? harden : stiffest;
+        }
     }
-    return sqrt(v2);
+    e->v_max = sqrt(v2);
+    e->stiffening = stiffest;
 }
 
 /* The CFL condition on the fastest master, and on the elastic waves: explicitly (beta 0) a wave may cross
@@ -1377,7 +1426,7 @@ static ts_status elastoplastic_stable_dt(void *state, double *dt, ts_error *err)
     const double v = e->v_max > 1e-6 ? e->v_max : 1e-6;
     double limit = e->p.cfl_number * e->spacing / v;
     double crossing = e->p.beta >= 0.5 ? WAVE_SPACINGS : 0.5 / sqrt(1.0 - 2.0 * e->p.beta);
-    double waves = crossing * e->spacing / e->wave_speed;
+    double waves = crossing * e->spacing / (e->wave_speed * sqrt(e->stiffening));
     *dt = limit < waves ? limit : waves;
     return TS_OK;
 }
@@ -1398,6 +1447,8 @@ static ts_status elastoplastic_step(void *state, const ts_step_context *now, ts_
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < e->slaves.n; s++) {                    /* step 5 */
         float p[3] = {e->sx[s], e->sy[s], e->sz[s]};
+        if (e->p.beta > 0.0)
+            slave_friction(e, s, e->sv + 3 * s);
         if (e->sm[s] > 0.0)
             collide(e, p, e->sv + 3 * s, 0.0, 0);
     }
@@ -1408,7 +1459,7 @@ static ts_status elastoplastic_step(void *state, const ts_step_context *now, ts_
         advect_slaves(e, dt);                                     /* step 10 */
         st = remesh_slaves(e, err);                               /* step 11 */
     }
-    e->v_max = max_speed(e);
+    update_step_limits(e);
     e->steps++;
     if (st == TS_OK && !isfinite(e->v_max))
         st = ts_fail(err, TS_ERR_UNSTABLE, "particles reached NaN or infinite speed; lower cfl_number, raise beta "
@@ -1523,6 +1574,7 @@ ts_status ts_elastoplastic_restore(ts_elastoplastic *e, const ts_checkpoint *cp,
     e->removed = (size_t)counters[1].value;
     e->steps = (long)counters[2].value;
     e->v_max = counters[3].value;
+    update_step_limits(e); /* the same figures as the step that wrote the checkpoint */
     e->now.frame = cp->frame;
     ts_skin_pairs_invalidate(&e->near);
     ts_skin_pairs_invalidate(&e->crowd);

@@ -51,6 +51,7 @@ typedef struct ts_elastoplastic_params {
     int plastic;                    /* 0: elastic (no yield) */
     double yield_compression;       /* theta_c of eq. 19 */
     double yield_stretch;           /* theta_s */
+    int keep_volume;                /* plastic flow without change of volume (clay); 0: it may compact (snow) */
     double hardening;               /* xi: mu, lambda scale by exp(xi (1 - J_P)) (Stomakhin 2013) */
     double beta;                    /* eq. 15: 0 explicit, 1 implicit */
     double alpha;                   /* eq. 8: master velocity blend */

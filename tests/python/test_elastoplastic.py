@@ -140,18 +140,24 @@ def test_a_thin_sheet_drapes_over_a_cross_and_tears_stably(tmp_path):
     desc = tsubu.SceneDescription("elastoplastic", params, 1, 24, 24.0, 0,
                                   [tsubu.SceneObject("Sheet", "body", v, t, params={"sheet": True})] + bars)
     cache = tsubu.bake(desc, str(tmp_path / "c"))
-    p = cache.read_particles("masters", 24)["position"]
-    assert len(p) == 21 * 21 and np.isfinite(p).all()
-    r = np.hypot(p[:, 0], p[:, 1])
+    first, last = cache.read_particles("masters", 1), cache.read_particles("masters", 24)
+    p = last["position"]
+    assert len(p) == 21 * 21 and np.isfinite(p).all() and (first["id"] == last["id"]).all()
+    # by where each master started: friction holds the sheet on the bars, so what ends up beyond r = 0.15 is
+    # mostly the sheet along them, not its corners
+    r = np.hypot(*first["position"][:, :2].T)
     assert p[r < 0.03, 2].mean() > 0.15  # held up by the bars
     assert p[r > 0.15, 2].mean() < 0.12  # the corners draped
     stats = cache.manifest()["stats"]
     assert 0 < stats["slaves_added"] and stats["slaves"] < 3 * stats["masters"] and stats["max_plastic_strain"] > 0.05
 
 
-def test_two_bodies_merge_conserving_momentum(tmp_path):
-    """Fig. 14: two clay blocks thrown at each other in free space stick into one: the crowded slaves between
-    them are removed, nothing explodes, and the momentum stays what it was (zero)."""
+@pytest.mark.parametrize("keep_volume", [False, True])
+def test_two_bodies_merge_conserving_momentum(tmp_path, keep_volume):
+    """Fig. 14: two clay blocks thrown at each other at 4 m/s in free space stick into one: nothing explodes,
+    and the momentum stays what it was (zero). Keeping its volume (the default) the clay squeezes the slaves
+    between the blocks together, and the crowded ones are removed; with the paper's plastic flow it compacts
+    instead (by 13 % at 3 m/s, 2026-11-29), and no slave came that close."""
     from tsubu import _core
 
     def block(name, lo, hi, vx):
@@ -160,14 +166,16 @@ def test_two_bodies_merge_conserving_momentum(tmp_path):
                 "sheet": 0}
     settings = {"particle_radius": 0.005, "youngs_modulus": 1.4e5, "poisson_ratio": 0.2, "plastic": 1,
                 "yield_stretch": 7.5e-4, "yield_compression": 2.5e-3, "ground": 0, "gravity": [0.0, 0.0, 0.0],
-                "write_surface": 0}
-    objects = [block("A", (-0.11, -0.04, 0.0), (-0.01, 0.04, 0.08), 1.0),
-               block("B", (0.01, -0.04, 0.0), (0.11, 0.04, 0.08), -1.0)]
+                "write_surface": 0, "keep_volume": int(keep_volume)}
+    objects = [block("A", (-0.11, -0.04, 0.0), (-0.01, 0.04, 0.08), 4.0),
+               block("B", (0.01, -0.04, 0.0), (0.11, 0.04, 0.08), -4.0)]
     stats = _core.elastoplastic_bake(settings, objects, str(tmp_path / "c"), 1, 12, 24.0)
-    assert stats["slaves_removed"] > 0 and stats["slaves"] < 3 * stats["masters"]
+    assert (stats["slaves_removed"] > 0 or not keep_volume) and stats["slaves"] < 3 * stats["masters"]
+    volume = stats["volume"] / stats["rest_volume"]
+    assert abs(volume - 1.0) < 0.01 if keep_volume else volume < 0.95, stats
     from tsubu.cache import read_particles
     frame = read_particles(str(tmp_path / "c" / "masters" / "masters_000012.tspf"))
     p, vel = frame["position"], frame["velocity"].astype(np.float64)
     mass = 1000.0 * 0.01 ** 3
-    assert abs(mass * vel[:, 0].sum()) < 1e-3 * mass * 640  # of either block's momentum
+    assert abs(mass * vel[:, 0].sum()) < 1e-3 * mass * 640 * 4.0  # of either block's momentum
     assert p[:, 0].max() - p[:, 0].min() < 0.2  # one body, shorter than the two were apart

@@ -26,8 +26,10 @@ PARAMS = (
           min=0.0, max=1.0, group="Plasticity", label="Yield (Squash)"),
     Param("yield_stretch", "float", 0.0075, "theta_s of eq. 19: the stretch it takes elastically", min=0.0,
           max=10.0, group="Plasticity", label="Yield (Stretch)"),
-    Param("hardening", "float", 10.0, "xi: plastically compressed material grows stiffer by exp(xi (1 - J_P)) "
-          "(Stomakhin 2013)", min=0.0, max=50.0, group="Plasticity", advanced=True),
+    Param("keep_volume", "bool", True, "Plastic flow changes the shape, not the volume (clay, dough); off: "
+          "squashing also compacts it, as snow (Stomakhin 2013's model, the paper's)", group="Plasticity"),
+    Param("hardening", "float", 10.0, "xi: plastically compacted material grows stiffer by exp(xi (1 - J_P)) "
+          "(Stomakhin 2013; only without Keep Volume)", min=0.0, max=50.0, group="Plasticity", advanced=True),
     Param("friction", "float", 0.5, "Coulomb friction at the ground and obstacles", min=0.0, max=10.0,
           group="Contacts"),
     Param("ground", "bool", True, "A ground plane at the ground height", group="Contacts"),
