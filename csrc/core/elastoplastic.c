@@ -1573,8 +1573,7 @@ ts_status ts_elastoplastic_restore(ts_elastoplastic *e, const ts_checkpoint *cp,
     e->added = (size_t)counters[0].value;
     e->removed = (size_t)counters[1].value;
     e->steps = (long)counters[2].value;
-    e->v_max = counters[3].value;
-    update_step_limits(e); /* the same figures as the step that wrote the checkpoint */
+    update_step_limits(e); /* v_max (also in the checkpoint, for older readers) and the stiffening, from the masters */
     e->now.frame = cp->frame;
     ts_skin_pairs_invalidate(&e->near);
     ts_skin_pairs_invalidate(&e->crowd);
