@@ -42,6 +42,7 @@ class Param:
     group: str = "Settings"  # panel sub-section
     advanced: bool = False
     automatic: str = ""  # 0 means "chosen by the solver": the bake statistic that says what it chose
+    active_if: str = ""  # a bool parameter of the same effect: drawn greyed out while it is off
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -229,6 +230,11 @@ _REGISTRY = {}
 
 def register(schema):
     """Make an effect known (its module calls this on import)."""
+    for p in schema.params:
+        switch = schema.param(p.active_if) if p.active_if else None
+        if p.active_if and (switch is None or switch.kind != "bool"):
+            raise ValueError(f"{schema.effect} parameter '{p.name}': active_if '{p.active_if}' is not a bool "
+                             "parameter of the effect")
     _REGISTRY[schema.effect] = schema
     return schema
 

@@ -104,3 +104,19 @@ def test_every_label_fits_beside_its_field_in_blender():
     water = schema.get("water")
     assert water.param("viscosity").ui_label == "Viscosity (Pa·s)" and water.param("cfl_number").ui_label == "CFL Number"
     assert water.param("particle_radius").ui_label == "Particle Radius"  # metres show in the field
+
+
+def test_settings_that_only_matter_with_a_switch_name_it():
+    """A setting drawn greyed while a switch is off (Blender's way: the yields without Plastic) names a bool of its
+    own effect; a schema that names anything else is refused when it registers."""
+    elastoplastic = schema.get("elastoplastic")
+    assert {p.name for p in elastoplastic.params if p.active_if == "plastic"} == {
+        "yield_compression", "yield_stretch", "keep_volume", "hardening"}
+    for e in schema.effects():
+        for p in schema.get(e).params:
+            assert not p.active_if or schema.get(e).param(p.active_if).kind == "bool", (e, p.name)
+    bad = schema.Schema("x", "X", "", (schema.Param("a", "float", 1.0, "", active_if="b"),
+                                       schema.Param("b", "float", 1.0, "")))
+    with pytest.raises(ValueError, match="'a': active_if 'b' is not a bool"):
+        schema.register(bad)
+    assert "x" not in schema.effects()

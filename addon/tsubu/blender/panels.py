@@ -114,7 +114,9 @@ class SettingsPanel:
         col = layout.column()
         for p in s.params:
             if p.group == self.group and p.advanced == self.advanced:
-                col.prop(settings, p.name)
+                row = col.row()
+                row.active = not p.active_if or bool(getattr(settings, p.active_if))
+                row.prop(settings, p.name)
                 if p.automatic and getattr(settings, p.name) == 0:
                     col.label(text=automatic_value(p, last_bake_stats(obj).get(p.automatic)), icon="BLANK1")
 

@@ -23,13 +23,15 @@ PARAMS = (
     Param("plastic", "bool", False, "Yields beyond the limits below and keeps part of its deformation (clay, "
           "dough); off: fully elastic (jelly, rubber)", group="Plasticity"),
     Param("yield_compression", "float", 0.025, "theta_c of eq. 19: the compression it takes elastically",
-          min=0.0, max=1.0, group="Plasticity", label="Yield (Squash)"),
+          min=0.0, max=1.0, group="Plasticity", active_if="plastic", label="Yield (Squash)"),
     Param("yield_stretch", "float", 0.0075, "theta_s of eq. 19: the stretch it takes elastically", min=0.0,
-          max=10.0, group="Plasticity", label="Yield (Stretch)"),
+          max=10.0, group="Plasticity", active_if="plastic", label="Yield (Stretch)"),
     Param("keep_volume", "bool", True, "Plastic flow changes the shape, not the volume (clay, dough); off: "
-          "squashing also compacts it, as snow (Stomakhin 2013's model, the paper's)", group="Plasticity"),
+          "squashing also compacts it, as snow (Stomakhin 2013's model, the paper's)", group="Plasticity",
+          active_if="plastic"),
     Param("hardening", "float", 10.0, "xi: plastically compacted material grows stiffer by exp(xi (1 - J_P)) "
-          "(Stomakhin 2013; only without Keep Volume)", min=0.0, max=50.0, group="Plasticity", advanced=True),
+          "(Stomakhin 2013; only without Keep Volume)", min=0.0, max=50.0, group="Plasticity",
+          active_if="plastic", advanced=True),
     Param("friction", "float", 0.5, "Coulomb friction at the ground and obstacles", min=0.0, max=10.0,
           group="Contacts"),
     Param("ground", "bool", True, "A ground plane at the ground height", group="Contacts"),
