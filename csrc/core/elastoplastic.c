@@ -8,7 +8,8 @@
  *      slaves' weighted centre);
  *   1. slave mass and velocity from the masters (eqs. 1-2);
  *   3. forces on the slaves from the masters' stress (eq. 11);
- *   4. the semi-implicit slave velocity (eqs. 14-17) by conjugate gradients;
+ *   4. the semi-implicit slave velocity (eqs. 14-17) by conjugate gradients,
+ *      warm-started from the slave's last correction;
  *   5. slave collisions (velocity only);
  *   6. the masters' deformation gradients (eqs. 6-7) and plasticity (18-21);
  *   7. master velocities (eqs. 8-9); 8-9. master collisions and positions;
@@ -102,6 +103,7 @@ struct ts_elastoplastic {
     double *share;              /* work, 4: the sum of one later pass's shares: the CG operator's force variation
                                    (3), eq. 22's momentum (3) */
     double *snormal;            /* work, 3: the wall a slave is held against in the solve (or zero) */
+    double *scorrection;        /* state, 3: what the last solve added to v0 + dt g (the next one starts from it) */
     double *swall;              /* work, 4: that wall's velocity, and its push on the slave in the solve (momentum) */
     uint8_t *skeep;
 
@@ -578,7 +580,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
     };
     const ts_particle_column slaves[] = {
         TS_STATE_COLUMN("x", &e->sx, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &e->sy, TS_ATTR_F32, 1),
-        TS_STATE_COLUMN("z", &e->sz, TS_ATTR_F32, 1),
+        TS_STATE_COLUMN("z", &e->sz, TS_ATTR_F32, 1), TS_STATE_COLUMN("correction", &e->scorrection, TS_ATTR_F64, 3),
         TS_WORK_COLUMN("mass", &e->sm, d), TS_WORK_COLUMN("v", &e->sv, 3 * d), TS_WORK_COLUMN("v0", &e->sv0, 3 * d),
         TS_WORK_COLUMN("rhs", &e->rhs, 3 * d), TS_WORK_COLUMN("r", &e->cg_r, 3 * d),
         TS_WORK_COLUMN("p", &e->cg_p, 3 * d), TS_WORK_COLUMN("q", &e->cg_q, 3 * d),
@@ -1096,10 +1098,10 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++)
         slave_constraint(e, s, e->sv + 3 * s, e->snormal + 3 * s, e->swall + 4 * s);
-    /* the CG starts from v0 + dt g, not from v*: the explicit elastic increment in v* is what the solve corrects
-     * (at eight spacings a step it overshoots), and the operator does not see a uniform velocity - so a body in
-     * free fall needs no iteration, and one at rest starts from its resting velocity (the clay on the ground: a
-     * final residual of 5e-4 to 2e-3 at the 50-iteration cap, against 2e-3 to 7e-3) */
+    /* the CG starts from v0 + dt g + what the last solve added to it there, not from v*: the explicit elastic
+     * increment in v* is what the solve corrects (at eight spacings a step it overshoots), the operator does not
+     * see a uniform velocity, and from one step to the next the correction changes little - a body in free fall
+     * needs no iteration, and a jelly at rest 3 instead of the 50 of the cap */
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++) {
         if (!(e->sm[s] > 0.0))
@@ -1107,7 +1109,7 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
         double *x = e->sv + 3 * s;
         const double *n = e->snormal + 3 * s, *u = e->swall + 4 * s;
         for (int a = 0; a < 3; a++)
-            x[a] = e->sv0[3 * s + a] + dt * g[a];
+            x[a] = e->sv0[3 * s + a] + dt * g[a] + e->scorrection[3 * s + a];
         const double xn = (x[0] - u[0]) * n[0] + (x[1] - u[1]) * n[1] + (x[2] - u[2]) * n[2];
         for (int a = 0; a < 3; a++)
             x[a] -= xn * n[a];
@@ -1143,6 +1145,10 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     }
     e->cg_iterations = it;
     e->cg_residual = b2 > 0.0 ? sqrt(rr / b2) : 0.0;
+    #pragma omp parallel for schedule(static)
+    for (size_t s = 0; s < ns; s++)
+        for (int a = 0; a < 3; a++)
+            e->scorrection[3 * s + a] = e->sm[s] > 0.0 ? e->sv[3 * s + a] - (e->sv0[3 * s + a] + dt * g[a]) : 0.0;
 }
 
 /* Coulomb friction at a contact of normal n moving at u: a velocity v leaves with its approach taken away
