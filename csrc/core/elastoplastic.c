@@ -695,14 +695,6 @@ static inline float pair_kernel(const ts_elastoplastic *e, float r2)
     return (float)kernel(e, sqrt((double)r2)); /* eq. 3 */
 }
 
-static inline void pair_gradient(const ts_elastoplastic *e, size_t m, const float d_raw[3], float N, float g[3])
-{
-    const double *c = e->centre + 3 * m, *inv = e->Dinv + 9 * m;
-    const float d[3] = {(float)(d_raw[0] - c[0]), (float)(d_raw[1] - c[1]), (float)(d_raw[2] - c[2])};
-    for (int a = 0; a < 3; a++)
-        g[a] = (float)((inv[3 * a] * d[0] + inv[3 * a + 1] * d[1] + inv[3 * a + 2] * d[2]) * N);
-}
-
 /* How many of master i's candidates are within the support (the pairs are written compacted: the CG's
  * passes stream through them, and gaps would push them out of the cache) */
 static uint32_t master_pair_count(const ts_elastoplastic *e, size_t i)
@@ -720,8 +712,9 @@ static uint32_t master_pair_count(const ts_elastoplastic *e, size_t i)
 /* Master i's pairs (at position p), in slave order: the weights normalised over them (sum_s N_ms = 1), their
  * weighted centre, the moment matrix D = sum N d d^T of d about it, and the kernel gradients. A master
  * whose slaves lie in a plane or a line (which the slaves around it prevent) gets a small isotropic term
- * so that D stays invertible. */
-static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
+ * so that D stays invertible. The sums over the pairs run over 4-double vectors (x, y, z and a lane left
+ * unused: a pair's d is read as 4 floats, the fourth the next pair's x - the pair arrays have a spare row). */
+TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
 {
     const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
     const uint32_t first = e->mstart[p], end = e->mstart[p + 1];
@@ -739,35 +732,40 @@ static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
         at++;
     }
     const double scale = sum > 0.0 ? 1.0 / sum : 1.0;
-    double mean[3] = {0, 0, 0};
+    ts_d4 mean = {0.0, 0.0, 0.0, 0.0};
     for (uint32_t k = first; k < end; k++) {
-        const float *d = e->pair_d + 3 * k;
         float *N = e->pair_gN + 4 * k + 3;
         *N = (float)((double)*N * scale);
-        for (int a = 0; a < 3; a++)
-            mean[a] += *N * (double)d[a];
+        mean += (double)*N * ts_d4_from_floats(e->pair_d + 3 * k);
     }
     /* d about the slaves' weighted centre: the least-squares fit of a linear field then has no constant
      * part, so moving every slave alike deforms nothing, at a surface too */
-    memcpy(e->centre + 3 * i, mean, sizeof mean);
-    ts_mat3 D = {{{0}}};
-    for (uint32_t k = first; k < end; k++) {
-        const float *raw = e->pair_d + 3 * k;
-        const float d[3] = {(float)(raw[0] - mean[0]), (float)(raw[1] - mean[1]), (float)(raw[2] - mean[2])};
-        for (int a = 0; a < 3; a++)
-            for (int b = a; b < 3; b++)
-                D.m[a][b] += e->pair_gN[4 * k + 3] * (double)d[a] * d[b];
-    }
-    D.m[1][0] = D.m[0][1], D.m[2][0] = D.m[0][2], D.m[2][1] = D.m[1][2];
-    const double floor = 1e-3 * e->spacing * e->spacing;
     for (int a = 0; a < 3; a++)
-        D.m[a][a] += floor;
+        e->centre[3 * i + a] = mean[a];
+    ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
+    for (uint32_t k = first; k < end; k++) {
+        const ts_d4 d = ts_d4_from_floats(e->pair_d + 3 * k) - mean, Nd = (double)e->pair_gN[4 * k + 3] * d;
+        row0 += Nd[0] * d, row1 += Nd[1] * d, row2 += Nd[2] * d;
+    }
+    const double floor = 1e-3 * e->spacing * e->spacing;
+    const ts_mat3 D = {{{row0[0] + floor, row0[1], row0[2]}, {row0[1], row1[1] + floor, row1[2]},
+                        {row0[2], row1[2], row2[2] + floor}}};
     ts_mat3 inv;
     if (!ts_m3_inverse(D, &inv))
         inv = ts_m3_identity();
     mat_set(e->Dinv + 9 * i, inv);
-    for (uint32_t k = first; k < end; k++)
-        pair_gradient(e, i, e->pair_d + 3 * k, e->pair_gN[4 * k + 3], e->pair_gN + 4 * k);
+    /* g = N D^-1 d, with N in the fourth lane: one store of 4 floats */
+    const ts_d4 col0 = {inv.m[0][0], inv.m[1][0], inv.m[2][0], 0.0}, col1 = {inv.m[0][1], inv.m[1][1], inv.m[2][1], 0.0},
+                col2 = {inv.m[0][2], inv.m[1][2], inv.m[2][2], 0.0};
+    for (uint32_t k = first; k < end; k++) {
+        float *gN = e->pair_gN + 4 * k;
+        const double N = gN[3];
+        const ts_d4 d = ts_d4_from_floats(e->pair_d + 3 * k) - mean;
+        ts_d4 g = N * (col0 * d[0] + col1 * d[1] + col2 * d[2]);
+        g[3] = N;
+        const ts_f4 gf = __builtin_convertvector(g, ts_f4);
+        memcpy(gN, &gf, sizeof gf);
+    }
 }
 
 /* Offsets from counts: start[0] = 0, start[i + 1] = start[i] + count (held in start[i + 1]). */
@@ -805,6 +803,7 @@ static ts_status prepare_pairs(ts_elastoplastic *e, ts_error *err)
             return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
         e->pair_cap = cap;
     }
+    memset(e->pair_d + 3 * (size_t)e->mstart[n], 0, 3 * sizeof *e->pair_d); /* the spare row master_pairs reads */
     return TS_OK;
 }
 
