@@ -994,6 +994,20 @@ static void apply_operator(ts_elastoplastic *e, const double *u, double *out, do
             out[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] * u[3 * s + a] + scale * e->share[4 * s + a] : u[3 * s + a];
 }
 
+/* v on a wall of normal n moving at u: its normal part relative to the wall dropped, and its sliding slowed by
+ * at most `slow` (Coulomb: friction x the normal impulse per mass) */
+static void slide(double v[3], const double n[3], const double u[3], double slow)
+{
+    const double rel[3] = {v[0] - u[0], v[1] - u[1], v[2] - u[2]};
+    const double vn = rel[0] * n[0] + rel[1] * n[1] + rel[2] * n[2];
+    const double t[3] = {rel[0] - vn * n[0], rel[1] - vn * n[1], rel[2] - vn * n[2]};
+    const double tl = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    double keep = tl > 0.0 ? 1.0 - slow / tl : 0.0;
+    keep = keep > 0.0 ? keep : 0.0;
+    for (int a = 0; a < 3; a++)
+        v[a] = u[a] + keep * t[a];
+}
+
 /* The wall a slave is against (within a quarter spacing of the ground or an obstacle, moving into it):
  * its normal to n (zero when free), its velocity to wall, and v's normal part set to the wall's. */
 static void slave_constraint(const ts_elastoplastic *e, size_t s, double v[3], double n[3], double wall[4])
@@ -1031,17 +1045,9 @@ static void slave_constraint(const ts_elastoplastic *e, size_t s, double v[3], d
  * landed with: the solve had already taken away the approach that collide() reads friction from). */
 static void slave_friction(const ts_elastoplastic *e, size_t s, double v[3])
 {
-    const double *n = e->snormal + 3 * s, *wall = e->swall + 4 * s;
-    if (wall[3] <= 0.0 || !(e->sm[s] > 0.0))
-        return;
-    double rel[3] = {v[0] - wall[0], v[1] - wall[1], v[2] - wall[2]};
-    const double rn = rel[0] * n[0] + rel[1] * n[1] + rel[2] * n[2];
-    double t[3] = {rel[0] - rn * n[0], rel[1] - rn * n[1], rel[2] - rn * n[2]};
-    const double tl = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
-    double keep = tl > 0.0 ? 1.0 - e->p.friction * wall[3] / (e->sm[s] * tl) : 0.0;
-    keep = keep > 0.0 ? keep : 0.0;
-    for (int a = 0; a < 3; a++)
-        v[a] = wall[a] + rn * n[a] + keep * t[a];
+    const double *wall = e->swall + 4 * s;
+    if (wall[3] > 0.0 && e->sm[s] > 0.0)
+        slide(v, e->snormal + 3 * s, wall, e->p.friction * wall[3] / e->sm[s]);
 }
 
 /* Remove the constrained normal parts from a CG vector x; with push, add push_scale x what was removed to the
@@ -1093,16 +1099,13 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     /* a slave touching the ground or an obstacle and moving into it keeps the wall's normal velocity
      * through the solve (Baraff & Witkin's filtered CG): projecting it only after the solve would let
      * the implicit coupling pass its push on to free slaves, which a body at rest then holds as a
-     * compression growing with the step */
-    #pragma omp parallel for schedule(static)
-    for (size_t s = 0; s < ns; s++)
-        slave_constraint(e, s, e->sv + 3 * s, e->snormal + 3 * s, e->swall + 4 * s);
-    /* the CG starts from v0 + dt g + what the last solve added to it there, not from v*: the explicit elastic
-     * increment in v* is what the solve corrects (at eight spacings a step it overshoots), the operator does not
-     * see a uniform velocity, and from one step to the next the correction changes little - a body in free fall
-     * needs no iteration, and a jelly at rest 3 instead of the 50 of the cap */
+     * compression growing with the step. The CG starts from v0 + dt g + what the last solve added to it
+     * there, not from v*: the explicit elastic increment in v* is what the solve corrects (at eight spacings
+     * a step it overshoots), the operator does not see a uniform velocity, and from one step to the next the
+     * correction changes little - a body in free fall needs no iteration, a jelly at rest 3 instead of 50 */
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++) {
+        slave_constraint(e, s, e->sv + 3 * s, e->snormal + 3 * s, e->swall + 4 * s); /* which walls: from v* */
         if (!(e->sm[s] > 0.0))
             continue;
         double *x = e->sv + 3 * s;
@@ -1154,16 +1157,9 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
  * and its sliding slowed by friction x the approach. */
 static void contact_velocity(double v[3], const double n[3], const double u[3], double friction)
 {
-    double rel[3] = {v[0] - u[0], v[1] - u[1], v[2] - u[2]};
-    double vn = rel[0] * n[0] + rel[1] * n[1] + rel[2] * n[2];
-    if (vn >= 0.0)
-        return;
-    double t[3] = {rel[0] - vn * n[0], rel[1] - vn * n[1], rel[2] - vn * n[2]};
-    double tl = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
-    double keep = tl > 0.0 ? 1.0 + friction * vn / tl : 0.0;
-    keep = keep > 0.0 ? keep : 0.0;
-    for (int a = 0; a < 3; a++)
-        v[a] = u[a] + keep * t[a];
+    const double vn = (v[0] - u[0]) * n[0] + (v[1] - u[1]) * n[1] + (v[2] - u[2]) * n[2];
+    if (vn < 0.0)
+        slide(v, n, u, -friction * vn);
 }
 
 /* The ground and every obstacle at a point within `reach` of it: velocity projected (and, when push is
@@ -1572,29 +1568,29 @@ static ts_status elastoplastic_save_state(void *state, ts_checkpoint *cp, ts_err
 {
     ts_elastoplastic *e = state;
     const ts_value counters[] = {{"added", (double)e->added}, {"removed", (double)e->removed},
-                                 {"steps", (double)e->steps}, {"v_max", e->v_max}};
+                                 {"steps", (double)e->steps}};
     ts_status st = ts_particles_save(&e->masters, cp, "masters", err);
     if (st == TS_OK)
         st = ts_particles_save(&e->slaves, cp, "slaves", err);
     if (st == TS_OK)
-        st = ts_checkpoint_put_values(cp, "counters", counters, 4, err);
+        st = ts_checkpoint_put_values(cp, "counters", counters, 3, err);
     return st;
 }
 
 ts_status ts_elastoplastic_restore(ts_elastoplastic *e, const ts_checkpoint *cp, ts_error *err)
 {
-    ts_value counters[] = {{"added", 0}, {"removed", 0}, {"steps", 0}, {"v_max", 0}};
+    ts_value counters[] = {{"added", 0}, {"removed", 0}, {"steps", 0}};
     ts_status st = ts_particles_restore(&e->masters, cp, "masters", err);
     if (st == TS_OK)
         st = ts_particles_restore(&e->slaves, cp, "slaves", err);
     if (st == TS_OK)
-        st = ts_checkpoint_get_values(cp, "counters", counters, 4, err);
+        st = ts_checkpoint_get_values(cp, "counters", counters, 3, err);
     if (st != TS_OK)
         return st;
     e->added = (size_t)counters[0].value;
     e->removed = (size_t)counters[1].value;
     e->steps = (long)counters[2].value;
-    update_step_limits(e); /* v_max (also in the checkpoint, for older readers) and the stiffening, from the masters */
+    update_step_limits(e); /* v_max and the stiffening, from the masters as the step that wrote it left them */
     e->now.frame = cp->frame;
     ts_skin_pairs_invalidate(&e->near);
     ts_skin_pairs_invalidate(&e->crowd);
