@@ -113,7 +113,6 @@ struct ts_elastoplastic {
     ts_skin_pairs near, crowd;
     ts_colour_blocks blocks;
     uint32_t *pair_slave;
-    float *pair_d;              /* x_s - x_m (3 floats) */
     float *pair_gN;             /* 4 per pair: D_m^-1 d N, the MLS kernel gradient (3), what every pass multiplies,
                                    and N, the normalised weight: one vector load (floats: the CG streams through them,
                                    and half the bytes is what it waits for) */
@@ -657,7 +656,6 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     ts_particles_free(&e->masters);
     ts_particles_free(&e->slaves);
     free(e->pair_slave);
-    free(e->pair_d);
     free(e->pair_gN);
     free(e->skin_rest);
     free(e->skin_master);
@@ -688,68 +686,101 @@ static ts_status masters_as_slaves(ts_elastoplastic *e, ts_error *err)
     return TS_OK;
 }
 
-/* A pair's kernel weight, its normalised weight N (by master m's weight sum) and its MLS kernel gradient
- * g = N D^-1 d (d = x_s - x_m about the slaves' weighted centre). */
-static inline float pair_kernel(const ts_elastoplastic *e, float r2)
+/* Eight of master i's candidates, from k on: the slaves, their offsets d = x_s - x_m, d's length squared, and which
+ * are pairs (within the support; lanes at or past `end` never are, and repeat the last candidate) */
+typedef struct candidates8 {
+    uint32_t slave[8];
+    ts_f8 dx, dy, dz, r2;
+    ts_i8 pair;
+} candidates8;
+
+TS_WIDE_INLINE void gather_candidates8(const ts_elastoplastic *e, size_t i, uint32_t k, uint32_t end, candidates8 *c)
 {
-    return (float)kernel(e, sqrt((double)r2)); /* eq. 3 */
+    const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
+    ts_f8 dx = {0.0f}, dy = dx, dz = dx;
+    for (int l = 0; l < 8; l++) {
+        const uint32_t s = e->near.other[k + l < end ? k + l : end - 1];
+        c->slave[l] = s;
+        dx[l] = e->sx[s] - xi, dy[l] = e->sy[s] - yi, dz[l] = e->sz[s] - zi;
+    }
+    const ts_i8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    c->dx = dx, c->dy = dy, c->dz = dz;
+    c->r2 = dx * dx + dy * dy + dz * dz;
+    c->pair = (c->r2 < reach2) & (lane < (int32_t)(end - k));
 }
 
 /* How many of master i's candidates are within the support (the pairs are written compacted: the CG's
  * passes stream through them, and gaps would push them out of the cache) */
-static uint32_t master_pair_count(const ts_elastoplastic *e, size_t i)
+TS_WIDE_CLONES static uint32_t master_pair_count(const ts_elastoplastic *e, size_t i)
 {
-    const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
-    uint32_t count = 0;
-    for (uint32_t k = e->near.start[i]; k < e->near.start[i + 1]; k++) {
-        const uint32_t s = e->near.other[k];
-        const float dx = e->sx[s] - xi, dy = e->sy[s] - yi, dz = e->sz[s] - zi;
-        count += dx * dx + dy * dy + dz * dz < reach2;
+    const uint32_t end = e->near.start[i + 1];
+    ts_i8 count = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (uint32_t k = e->near.start[i]; k < end; k += 8) {
+        candidates8 c;
+        gather_candidates8(e, i, k, end, &c);
+        count -= c.pair; /* a comparison's true is -1 */
     }
-    return count;
+    uint32_t total = 0;
+    for (int l = 0; l < 8; l++)
+        total += (uint32_t)count[l];
+    return total;
 }
 
 /* Master i's pairs (at position p), in slave order: the weights normalised over them (sum_s N_ms = 1), their
  * weighted centre, the moment matrix D = sum N d d^T of d about it, and the kernel gradients. A master
  * whose slaves lie in a plane or a line (which the slaves around it prevent) gets a small isotropic term
- * so that D stays invertible. The sums over the pairs run over 4-double vectors (x, y, z and a lane left
- * unused: a pair's d is read as 4 floats, the fourth the next pair's x - the pair arrays have a spare row). */
+ * so that D stays invertible. The candidates are filtered eight at a time into the pairs (each lane is written,
+ * a pair's after the last pair's, so that the next overwrites one that is not a pair); the sums then run over
+ * the pairs alone, four at a time: candidates depend on when they were searched, and a resumed bake has to
+ * sum the same numbers in the same order. */
 TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
 {
-    const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
-    const uint32_t first = e->mstart[p], end = e->mstart[p + 1];
-    uint32_t at = first;
-    double sum = 0.0;
-    for (uint32_t k = e->near.start[i]; k < e->near.start[i + 1]; k++) {
-        const uint32_t s = e->near.other[k];
-        const float dx = e->sx[s] - xi, dy = e->sy[s] - yi, dz = e->sz[s] - zi, r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 >= reach2)
-            continue;
-        e->pair_slave[at] = s;
-        e->pair_d[3 * at] = dx, e->pair_d[3 * at + 1] = dy, e->pair_d[3 * at + 2] = dz;
-        e->pair_gN[4 * at + 3] = pair_kernel(e, r2);
-        sum += e->pair_gN[4 * at + 3];
-        at++;
+    const uint32_t first = e->mstart[p], count = e->mstart[p + 1] - first, candidates_end = e->near.start[i + 1];
+    float dx[count + 8], dy[count + 8], dz[count + 8], w[count + 8];
+    uint32_t slave[count + 8], n = 0;
+    const float inv_support = (float)(1.0 / e->support);
+    for (uint32_t k = e->near.start[i]; k < candidates_end; k += 8) {
+        candidates8 c;
+        gather_candidates8(e, i, k, candidates_end, &c);
+        ts_f8 q = {0.0f};
+        for (int l = 0; l < 8; l++)
+            q[l] = __builtin_sqrtf(c.r2[l]) * inv_support;
+        /* eq. 3's cubic spline, without its constant (which N divides out) */
+        const ts_f8 d = (ts_f8)((ts_i8)(1.0f - q) & (q < 1.0f));
+        const ts_f8 inner = (6.0f * q - 6.0f) * q * q + 1.0f, outer = 2.0f * d * d * d;
+        const ts_f8 weight = (ts_f8)(((ts_i8)inner & (q <= 0.5f)) | ((ts_i8)outer & (q > 0.5f)));
+        for (int l = 0; l < 8; l++) {
+            slave[n] = c.slave[l], dx[n] = c.dx[l], dy[n] = c.dy[l], dz[n] = c.dz[l], w[n] = weight[l];
+            n -= (uint32_t)c.pair[l]; /* a comparison's true is -1 */
+        }
     }
-    const double scale = sum > 0.0 ? 1.0 / sum : 1.0;
-    ts_d4 mean = {0.0, 0.0, 0.0, 0.0};
-    for (uint32_t k = first; k < end; k++) {
-        float *N = e->pair_gN + 4 * k + 3;
-        *N = (float)((double)*N * scale);
-        mean += (double)*N * ts_d4_from_floats(e->pair_d + 3 * k);
+    for (uint32_t j = count; j < count + 4; j++)
+        dx[j] = dy[j] = dz[j] = w[j] = 0.0f;
+    /* the weights' moments about the master: sum w, sum w d, sum w d d^T */
+    const ts_d4 zero = {0.0, 0.0, 0.0, 0.0};
+    ts_d4 sw = zero, mx = zero, my = zero, mz = zero, xx = zero, xy = zero, xz = zero, yy = zero, yz = zero,
+          zz = zero;
+    for (uint32_t j = 0; j < count; j += 4) {
+        const ts_d4 x = ts_d4_from_floats(dx + j), y = ts_d4_from_floats(dy + j), z = ts_d4_from_floats(dz + j);
+        const ts_d4 wj = ts_d4_from_floats(w + j), wx = wj * x, wy = wj * y, wz = wj * z;
+        sw += wj, mx += wx, my += wy, mz += wz;
+        xx += wx * x, xy += wx * y, xz += wx * z, yy += wy * y, yz += wy * z, zz += wz * z;
     }
+#define SUM4(v) (((v)[0] + (v)[1]) + ((v)[2] + (v)[3]))
+    const double sum = SUM4(sw), scale = sum > 0.0 ? 1.0 / sum : 1.0;
     /* d about the slaves' weighted centre: the least-squares fit of a linear field then has no constant
      * part, so moving every slave alike deforms nothing, at a surface too */
+    const ts_d4 mean = {scale * SUM4(mx), scale * SUM4(my), scale * SUM4(mz), 0.0};
     for (int a = 0; a < 3; a++)
         e->centre[3 * i + a] = mean[a];
-    ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
-    for (uint32_t k = first; k < end; k++) {
-        const ts_d4 d = ts_d4_from_floats(e->pair_d + 3 * k) - mean, Nd = (double)e->pair_gN[4 * k + 3] * d;
-        row0 += Nd[0] * d, row1 += Nd[1] * d, row2 += Nd[2] * d;
-    }
+    /* D = sum N (d - mean) (d - mean)^T = sum N d d^T - mean mean^T */
     const double floor = 1e-3 * e->spacing * e->spacing;
-    const ts_mat3 D = {{{row0[0] + floor, row0[1], row0[2]}, {row0[1], row1[1] + floor, row1[2]},
-                        {row0[2], row1[2], row2[2] + floor}}};
+    const double Dxy = scale * SUM4(xy) - mean[0] * mean[1], Dxz = scale * SUM4(xz) - mean[0] * mean[2],
+                 Dyz = scale * SUM4(yz) - mean[1] * mean[2];
+    const ts_mat3 D = {{{scale * SUM4(xx) - mean[0] * mean[0] + floor, Dxy, Dxz},
+                        {Dxy, scale * SUM4(yy) - mean[1] * mean[1] + floor, Dyz},
+                        {Dxz, Dyz, scale * SUM4(zz) - mean[2] * mean[2] + floor}}};
+#undef SUM4
     ts_mat3 inv;
     if (!ts_m3_inverse(D, &inv))
         inv = ts_m3_identity();
@@ -757,14 +788,14 @@ TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
     /* g = N D^-1 d, with N in the fourth lane: one store of 4 floats */
     const ts_d4 col0 = {inv.m[0][0], inv.m[1][0], inv.m[2][0], 0.0}, col1 = {inv.m[0][1], inv.m[1][1], inv.m[2][1], 0.0},
                 col2 = {inv.m[0][2], inv.m[1][2], inv.m[2][2], 0.0};
-    for (uint32_t k = first; k < end; k++) {
-        float *gN = e->pair_gN + 4 * k;
-        const double N = gN[3];
-        const ts_d4 d = ts_d4_from_floats(e->pair_d + 3 * k) - mean;
+    for (uint32_t j = 0; j < count; j++) {
+        const double N = (float)((double)w[j] * scale);
+        const ts_d4 d = {dx[j] - mean[0], dy[j] - mean[1], dz[j] - mean[2], 0.0};
         ts_d4 g = N * (col0 * d[0] + col1 * d[1] + col2 * d[2]);
         g[3] = N;
         const ts_f4 gf = __builtin_convertvector(g, ts_f4);
-        memcpy(gN, &gf, sizeof gf);
+        memcpy(e->pair_gN + 4 * (size_t)(first + j), &gf, sizeof gf);
+        e->pair_slave[first + j] = slave[j];
     }
 }
 
@@ -794,16 +825,14 @@ static ts_status prepare_pairs(ts_elastoplastic *e, ts_error *err)
     for (size_t p = 0; p < n; p++)
         e->mstart[p + 1] = master_pair_count(e, order[p]);
     counts_to_offsets(e->mstart, n);
-    const size_t need = (size_t)e->mstart[n] + 1;
+    const size_t need = (size_t)e->mstart[n];
     if (need > e->pair_cap) {
         size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
         if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
-            ts_resize((void **)&e->pair_d, 3 * cap, sizeof *e->pair_d) ||
             ts_resize((void **)&e->pair_gN, 4 * cap, sizeof *e->pair_gN))
             return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
         e->pair_cap = cap;
     }
-    memset(e->pair_d + 3 * (size_t)e->mstart[n], 0, 3 * sizeof *e->pair_d); /* the spare row master_pairs reads */
     return TS_OK;
 }
 
