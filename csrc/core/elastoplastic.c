@@ -86,13 +86,12 @@ struct ts_elastoplastic {
                                        per master and step serves the plastic clamp and the next polar decomposition */
     uint32_t *id, *adj;         /* adj: ADJACENT former neighbours (master indices; masters never move in the arrays) */
     float *rest;                /* 3: where each master started (the skin's reference) */
-    double *Dinv;               /* work, 9: D^-1 */
     double *G;                  /* work, 12: V0 P(F_E) F_E^T, the stress term of eq. 11, by columns of 4 */
-    double *R, *S, *FFt;        /* work, 9 each: R of F_E = R S, (tr(S) I - S)^-1 and F_E F_E^T */
-    double *lame;               /* work, 2: mu, lambda with hardening */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
     double *grad;               /* work, 9: the velocity gradient of the step */
     uint32_t *mstart;           /* work: the pairs of the master at position p of `blocks` are [mstart[p], mstart[p+1]) */
+    struct operator_lanes *lanes; /* work: what the CG's operator needs of the masters, by blocks' positions */
+    size_t lane_groups;
 
     ts_particles slaves;
     float *sx, *sy, *sz;
@@ -205,6 +204,14 @@ static void store_columns(double *dst, ts_mat3 m)
         dst[4 * b + 3] = 0.0;
     }
 }
+
+/* Four masters' part in the CG's operator, lane l of group g the master at position 4 g + l of the coloured blocks:
+ * material() writes it, and the operator takes four masters at once (stress_variation_Ft). Aligned for the AVX2
+ * clone's loads whatever the baseline compiler gives a vector of 4 doubles. */
+typedef struct __attribute__((aligned(32))) operator_lanes {
+    ts_d4 F[3][3], R[3][3], Ainv[3][3], B[3][3]; /* F_E, R of F_E = R S, (tr(S) I - S)^-1, F_E F_E^T */
+    ts_d4 mu, lambda, J, V0;                     /* the Lame parameters with hardening, det F_E, the rest volume */
+} operator_lanes;
 
 /* Lattice points of the masters: inside a closed mesh, or one layer along an open one (a sheet). */
 typedef struct lattice_list {
@@ -572,9 +579,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_STATE_COLUMN("FE_sigma", &e->FE_sigma, TS_ATTR_F64, 3),
         TS_STATE_COLUMN("id", &e->id, TS_ATTR_U32, 1), TS_STATE_COLUMN("adjacent", &e->adj, TS_ATTR_U32, ADJACENT),
         TS_STATE_COLUMN("rest", &e->rest, TS_ATTR_F32, 3),
-        TS_WORK_COLUMN("Dinv", &e->Dinv, 9 * d), TS_WORK_COLUMN("G", &e->G, 12 * d), TS_WORK_COLUMN("R", &e->R, 9 * d),
-        TS_WORK_COLUMN("S", &e->S, 9 * d), TS_WORK_COLUMN("FFt", &e->FFt, 9 * d), TS_WORK_COLUMN("lame", &e->lame, 2 * d),
-        TS_WORK_COLUMN("centre", &e->centre, 3 * d),
+        TS_WORK_COLUMN("G", &e->G, 12 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
         TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mstart, u),
     };
     const ts_particle_column slaves[] = {
@@ -657,6 +662,7 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e)
     ts_particles_free(&e->slaves);
     free(e->pair_slave);
     free(e->pair_gN);
+    free(e->lanes);
     free(e->skin_rest);
     free(e->skin_master);
     free(e->skin_weight);
@@ -784,7 +790,6 @@ TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
     ts_mat3 inv;
     if (!ts_m3_inverse(D, &inv))
         inv = ts_m3_identity();
-    mat_set(e->Dinv + 9 * i, inv);
     /* g = N D^-1 d, with N in the fourth lane: one store of 4 floats */
     const ts_d4 col0 = {inv.m[0][0], inv.m[1][0], inv.m[2][0], 0.0}, col1 = {inv.m[0][1], inv.m[1][1], inv.m[2][1], 0.0},
                 col2 = {inv.m[0][2], inv.m[1][2], inv.m[2][2], 0.0};
@@ -833,6 +838,18 @@ static ts_status prepare_pairs(ts_elastoplastic *e, ts_error *err)
             return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu particle pairs", need);
         e->pair_cap = cap;
     }
+    const size_t groups = (n + 3) / 4;
+    if (groups > e->lane_groups) {
+        /* zeroed: the lanes past the last master are computed with the rest, and must be numbers */
+        free(e->lanes);
+        e->lanes = aligned_alloc(_Alignof(operator_lanes), groups * sizeof *e->lanes);
+        if (!e->lanes) {
+            e->lane_groups = 0;
+            return ts_fail(err, TS_ERR_NOMEM, "elastoplastic: out of memory for %zu masters", n);
+        }
+        memset(e->lanes, 0, groups * sizeof *e->lanes);
+        e->lane_groups = groups;
+    }
     return TS_OK;
 }
 
@@ -848,7 +865,7 @@ static double hardening_factor(const ts_elastoplastic *e, size_t i)
 /* Fixed-corotated with hardening (Stomakhin 2013): P = 2 mu (F - R) + lambda (J - 1) cof F, with mu and
  * lambda scaled by exp(xi (1 - J_P)). Keeps R, S, F F^T and the Lame parameters for the CG's variations,
  * and G = V0 P F^T, what eq. 11 multiplies by the kernel gradient. */
-static void material(ts_elastoplastic *e, size_t i)
+static void material(ts_elastoplastic *e, size_t i, size_t p)
 {
     /* F's SVD U diag(sigma) V^T (kept by deform) gives both the polar decomposition (R = U V^T, S = V
      * diag(sigma) V^T) and the eigenvectors of tr(S) I - S below (V's columns, with sigma_j + sigma_k) */
@@ -868,7 +885,6 @@ static void material(ts_elastoplastic *e, size_t i)
         for (int b = 0; b < 3; b++)
             G.m[a][b] *= e->V0[i];
     store_columns(e->G + 12 * i, G);
-    mat_set(e->R + 9 * i, R);
     /* (tr(S) I - S)^-1, the polar decomposition's derivative (stress_variation_Ft), with the eigenvalues
      * sigma_j + sigma_k of tr(S) I - S held at 2 or more: below that (compression) the twist modes of
      * 2 mu (F - R) have negative stiffness and the system of eq. 15 is indefinite - conjugate gradients
@@ -883,42 +899,57 @@ static void material(ts_elastoplastic *e, size_t i)
         for (int b = 0; b < 3; b++)
             Ainv.m[a][b] = V.m[a][0] * V.m[b][0] * held[0] + V.m[a][1] * V.m[b][1] * held[1] +
                            V.m[a][2] * V.m[b][2] * held[2];
-    mat_set(e->S + 9 * i, Ainv);
-    mat_set(e->FFt + 9 * i, ts_m3_mul(F, ts_m3_transpose(F)));
-    e->lame[2 * i] = mu, e->lame[2 * i + 1] = lambda;
+    const ts_mat3 B = ts_m3_mul(F, ts_m3_transpose(F));
+    operator_lanes *lanes = e->lanes + p / 4;
+    const int l = (int)(p % 4);
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            lanes->F[a][b][l] = F.m[a][b], lanes->R[a][b][l] = R.m[a][b];
+            lanes->Ainv[a][b][l] = Ainv.m[a][b], lanes->B[a][b][l] = B.m[a][b];
+        }
+    lanes->mu[l] = mu, lanes->lambda[l] = lambda, lanes->J[l] = J, lanes->V0[l] = e->V0[i];
 }
 
 /* The variation of P at F_E for a variation dF = grad F_E, times F_E^T (what the slaves' forces need):
  * dP = 2 mu (dF - dR) + lambda (cof F : dF) cof F + lambda (J - 1) d(cof F), with dR = R X, X skew from
  * (tr(S) I - S) x = the axial vector of R^T dF - dF^T R (the polar decomposition's derivative) - made positive
  * definite as in material(). Times F^T the cofactor terms are closed forms (cof F F^T = J I, so cof F : dF =
- * J tr(grad) and d(cof F) F^T = J (tr(grad) I - grad^T)): a third fewer operations than forming dP. */
-static ts_mat3 stress_variation_Ft(const ts_elastoplastic *e, size_t i, const ts_mat3 *grad)
+ * J tr(grad) and d(cof F) F^T = J (tr(grad) I - grad^T)): a third fewer operations than forming dP. Four masters
+ * at once, lane by lane the scalar arithmetic. */
+TS_WIDE_INLINE void stress_variation_Ft(const operator_lanes *L, const ts_d4 grad[3][3], ts_d4 dPFt[3][3])
 {
-    const ts_mat3 F = mat_get(e->FE + 9 * i), R = mat_get(e->R + 9 * i), Ainv = mat_get(e->S + 9 * i);
-    const ts_mat3 B = mat_get(e->FFt + 9 * i);
-    const double mu = e->lame[2 * i], lambda = e->lame[2 * i + 1], J = ts_m3_det(F);
-    const ts_mat3 dF = ts_m3_mul(*grad, F);
-    double M[3][3]; /* R^T dF off the diagonal: its skew part is all dR needs */
+    ts_d4 dF[3][3];
     for (int a = 0; a < 3; a++)
         for (int c = 0; c < 3; c++)
-            M[a][c] = a == c ? 0.0 : R.m[0][a] * dF.m[0][c] + R.m[1][a] * dF.m[1][c] + R.m[2][a] * dF.m[2][c];
-    const ts_vec3 b = ts_v3(M[2][1] - M[1][2], M[0][2] - M[2][0], M[1][0] - M[0][1]);
-    const ts_vec3 x = ts_m3_mul_v3(Ainv, b);
-    ts_mat3 XFt; /* X F^T: its column c is x cross F's row c */
+            dF[a][c] = grad[a][0] * L->F[0][c] + grad[a][1] * L->F[1][c] + grad[a][2] * L->F[2][c];
+    ts_d4 M[3][3]; /* R^T dF off the diagonal: its skew part is all dR needs */
+    for (int a = 0; a < 3; a++)
+        for (int c = 0; c < 3; c++)
+            if (a != c)
+                M[a][c] = L->R[0][a] * dF[0][c] + L->R[1][a] * dF[1][c] + L->R[2][a] * dF[2][c];
+    const ts_d4 b[3] = {M[2][1] - M[1][2], M[0][2] - M[2][0], M[1][0] - M[0][1]};
+    ts_d4 x[3];
+    for (int a = 0; a < 3; a++)
+        x[a] = L->Ainv[a][0] * b[0] + L->Ainv[a][1] * b[1] + L->Ainv[a][2] * b[2];
+    ts_d4 XFt[3][3]; /* X F^T: its column c is x cross F's row c */
     for (int c = 0; c < 3; c++) {
-        const ts_vec3 col = ts_v3_cross(x, ts_v3(F.m[c][0], F.m[c][1], F.m[c][2]));
-        XFt.m[0][c] = col.x, XFt.m[1][c] = col.y, XFt.m[2][c] = col.z;
+        const ts_d4 *f = L->F[c];
+        XFt[0][c] = x[1] * f[2] - x[2] * f[1];
+        XFt[1][c] = x[2] * f[0] - x[0] * f[2];
+        XFt[2][c] = x[0] * f[1] - x[1] * f[0];
     }
-    const ts_mat3 dRFt = ts_m3_mul(R, XFt), dFFt = ts_m3_mul(*grad, B);
-    const double tr = grad->m[0][0] + grad->m[1][1] + grad->m[2][2];
-    const double swell = J > 1.0 ? J - 1.0 : 0.0; /* (J - 1) d(cof F) is indefinite once compressed: left out */
-    ts_mat3 dPFt;
+    const ts_d4 tr = grad[0][0] + grad[1][1] + grad[2][2], zero = {0.0, 0.0, 0.0, 0.0};
+    const ts_d4 swell = TS_D4_SELECT(L->J > 1.0, L->J - 1.0, zero); /* (J - 1) d(cof F) is indefinite once
+                                                                         compressed: left out */
+    const ts_d4 two_mu = 2.0 * L->mu, shear = L->lambda * swell * L->J, volume = L->lambda * L->J * (L->J + swell) * tr;
     for (int a = 0; a < 3; a++)
-        for (int c = 0; c < 3; c++)
-            dPFt.m[a][c] = 2.0 * mu * (dFFt.m[a][c] - dRFt.m[a][c]) - lambda * swell * J * grad->m[c][a] +
-                           (a == c ? lambda * J * (J + swell) * tr : 0.0);
-    return dPFt;
+        for (int c = 0; c < 3; c++) {
+            const ts_d4 dRFt = L->R[a][0] * XFt[0][c] + L->R[a][1] * XFt[1][c] + L->R[a][2] * XFt[2][c];
+            const ts_d4 dFFt = grad[a][0] * L->B[0][c] + grad[a][1] * L->B[1][c] + grad[a][2] * L->B[2][c];
+            dPFt[a][c] = two_mu * (dFFt - dRFt) - shear * grad[c][a];
+            if (a == c)
+                dPFt[a][c] += volume;
+        }
 }
 
 /* ------------------------------------------------------------ steps 1-5 */
@@ -929,7 +960,8 @@ static ts_mat3 stress_variation_Ft(const ts_elastoplastic *e, size_t i, const ts
  * slaves at the surface have a fraction of an inner slave's mass and most of its stiffness. */
 TS_WIDE_CLONES static void scatter_to_slaves(ts_elastoplastic *e, size_t i, size_t p)
 {
-    const double m = e->mass[i], mu = e->lame[2 * i], lambda = e->lame[2 * i + 1], V0 = e->V0[i];
+    const operator_lanes *lanes = e->lanes + p / 4;
+    const double m = e->mass[i], mu = lanes->mu[p % 4], lambda = lanes->lambda[p % 4], V0 = e->V0[i];
     const ts_d4 momentum = {m, m * e->vx[i], m * e->vy[i], m * e->vz[i]};
     const double *G = e->G + 12 * i;
     const ts_d4 G0 = ts_d4_load(G), G1 = ts_d4_load(G + 4), G2 = ts_d4_load(G + 8);
@@ -973,7 +1005,7 @@ static void shares_block(void *user, size_t first, size_t end)
     ts_elastoplastic *e = user;
     for (size_t p = first; p < end; p++) {
         const size_t i = e->blocks.order[p];
-        material(e, i);
+        material(e, i, p);
         master_pairs(e, i, p);
         scatter_to_slaves(e, i, p);
     }
@@ -985,26 +1017,35 @@ typedef struct operator_pass {
     double dt;
 } operator_pass;
 
-/* H(u) at the masters of one block: each gathers dF from u, and scatters its dG. */
-static void operator_block(void *user, size_t first, size_t end)
+/* H(u) at the masters of one block: each gathers dF from u, and scatters its dG. Four at a time, by the groups of
+ * operator_lanes: a group that straddles the block's ends computes its other lanes with no gradient, unused. */
+TS_WIDE_CLONES static void operator_block(void *user, size_t first, size_t end)
 {
     const operator_pass *o = user;
     ts_elastoplastic *e = o->e;
-    for (size_t p = first; p < end; p++) {
-        const size_t i = e->blocks.order[p];
-        double A[3][3]; /* sum N u_s (D^-1 d)^T */
-        gather_gradient(e, o->u, p, A);
-        ts_mat3 grad;
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-                grad.m[a][b] = o->dt * A[a][b];
-        ts_mat3 dG = stress_variation_Ft(e, i, &grad);
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-                dG.m[a][b] *= e->V0[i];
-        double columns[12];
-        store_columns(columns, dG);
-        scatter_variation(e, columns, p);
+    for (size_t group = first / 4; 4 * group < end; group++) {
+        const size_t lo = 4 * group > first ? 4 * group : first, hi = 4 * group + 4 < end ? 4 * group + 4 : end;
+        const ts_d4 zero = {0.0, 0.0, 0.0, 0.0};
+        ts_d4 grad[3][3] = {{zero, zero, zero}, {zero, zero, zero}, {zero, zero, zero}};
+        for (size_t p = lo; p < hi; p++) {
+            double A[3][3]; /* sum N u_s (D^-1 d)^T */
+            gather_gradient(e, o->u, p, A);
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    grad[a][b][p % 4] = o->dt * A[a][b];
+        }
+        const operator_lanes *lanes = e->lanes + group;
+        ts_d4 dG[3][3];
+        stress_variation_Ft(lanes, grad, dG);
+        for (size_t p = lo; p < hi; p++) {
+            double columns[12]; /* dG by columns */
+            for (int b = 0; b < 3; b++) {
+                for (int a = 0; a < 3; a++)
+                    columns[4 * b + a] = dG[a][b][p % 4] * lanes->V0[p % 4];
+                columns[4 * b + 3] = 0.0;
+            }
+            scatter_variation(e, columns, p);
+        }
     }
 }
 
