@@ -89,7 +89,7 @@ struct ts_elastoplastic {
     double *G;                  /* work, 12: V0 P(F_E) F_E^T, the stress term of eq. 11, by columns of 4 */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
     double *grad;               /* work, 9: the velocity gradient of the step */
-    uint32_t *mstart;           /* work: the pairs of the master at position p of `blocks` are [mstart[p], mstart[p+1]) */
+    uint32_t *mpairs;           /* work, 2: the pairs of the master at position p of `blocks` are [mpairs[2 p], mpairs[2 p + 1]) */
     struct operator_lanes *lanes; /* work: what the CG's operator needs of the masters, by blocks' positions */
     size_t lane_groups;
 
@@ -580,7 +580,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_STATE_COLUMN("id", &e->id, TS_ATTR_U32, 1), TS_STATE_COLUMN("adjacent", &e->adj, TS_ATTR_U32, ADJACENT),
         TS_STATE_COLUMN("rest", &e->rest, TS_ATTR_F32, 3),
         TS_WORK_COLUMN("G", &e->G, 12 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
-        TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mstart, u),
+        TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mpairs, 2 * u),
     };
     const ts_particle_column slaves[] = {
         TS_STATE_COLUMN("x", &e->sx, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &e->sy, TS_ATTR_F32, 1),
@@ -715,35 +715,19 @@ TS_WIDE_INLINE void gather_candidates8(const ts_elastoplastic *e, size_t i, uint
     c->pair = (c->r2 < reach2) & (lane < (int32_t)(end - k));
 }
 
-/* How many of master i's candidates are within the support (the pairs are written compacted: the CG's
- * passes stream through them, and gaps would push them out of the cache) */
-TS_WIDE_CLONES static uint32_t master_pair_count(const ts_elastoplastic *e, size_t i)
-{
-    const uint32_t end = e->near.start[i + 1];
-    ts_i8 count = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (uint32_t k = e->near.start[i]; k < end; k += 8) {
-        candidates8 c;
-        gather_candidates8(e, i, k, end, &c);
-        count -= c.pair; /* a comparison's true is -1 */
-    }
-    uint32_t total = 0;
-    for (int l = 0; l < 8; l++)
-        total += (uint32_t)count[l];
-    return total;
-}
-
-/* Master i's pairs (at position p), in slave order: the weights normalised over them (sum_s N_ms = 1), their
- * weighted centre, the moment matrix D = sum N d d^T of d about it, and the kernel gradients. A master
- * whose slaves lie in a plane or a line (which the slaves around it prevent) gets a small isotropic term
+/* Master i's pairs (at position p, from mpairs[2 p] on), in slave order: the weights normalised over them (sum_s
+ * N_ms = 1), their weighted centre, the moment matrix D = sum N d d^T of d about it, and the kernel gradients. A
+ * master whose slaves lie in a plane or a line (which the slaves around it prevent) gets a small isotropic term
  * so that D stays invertible. The candidates are filtered eight at a time into the pairs (each lane is written,
  * a pair's after the last pair's, so that the next overwrites one that is not a pair); the sums then run over
  * the pairs alone, four at a time: candidates depend on when they were searched, and a resumed bake has to
  * sum the same numbers in the same order. */
 TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
 {
-    const uint32_t first = e->mstart[p], count = e->mstart[p + 1] - first, candidates_end = e->near.start[i + 1];
-    float dx[count + 8], dy[count + 8], dz[count + 8], w[count + 8];
-    uint32_t slave[count + 8], n = 0;
+    const uint32_t first = e->mpairs[2 * p], candidates_end = e->near.start[i + 1];
+    const uint32_t room = candidates_end - e->near.start[i] + 8;
+    float dx[room], dy[room], dz[room], w[room];
+    uint32_t slave[room], n = 0;
     const float inv_support = (float)(1.0 / e->support);
     for (uint32_t k = e->near.start[i]; k < candidates_end; k += 8) {
         candidates8 c;
@@ -760,6 +744,8 @@ TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
             n -= (uint32_t)c.pair[l]; /* a comparison's true is -1 */
         }
     }
+    const uint32_t count = n;
+    e->mpairs[2 * p + 1] = first + count;
     for (uint32_t j = count; j < count + 4; j++)
         dx[j] = dy[j] = dz[j] = w[j] = 0.0f;
     /* the weights' moments about the master: sum w, sum w d, sum w d d^T */
@@ -804,17 +790,10 @@ TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
     }
 }
 
-/* Offsets from counts: start[0] = 0, start[i + 1] = start[i] + count (held in start[i + 1]). */
-static void counts_to_offsets(uint32_t *start, size_t n)
-{
-    start[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        start[i + 1] += start[i];
-}
-
 /* Step 0: the candidates searched again if they may no longer hold every pair, the masters into coloured
- * blocks, and room for this step's pairs in the blocks' order (computed by the first pass, where they are
- * used). */
+ * blocks, and room for this step's pairs in the blocks' order: each block as many as its masters have
+ * candidates, its masters' pairs compacted at its start by the first pass (which computes them where they are
+ * first used, one thread per block), the rest of it unused - no pass to count them first. */
 static ts_status prepare_pairs(ts_elastoplastic *e, ts_error *err)
 {
     const size_t n = e->masters.n;
@@ -826,11 +805,12 @@ static ts_status prepare_pairs(ts_elastoplastic *e, ts_error *err)
     if (st != TS_OK)
         return st;
     const uint32_t *order = e->blocks.order;
-    #pragma omp parallel for schedule(static)
-    for (size_t p = 0; p < n; p++)
-        e->mstart[p + 1] = master_pair_count(e, order[p]);
-    counts_to_offsets(e->mstart, n);
-    const size_t need = (size_t)e->mstart[n];
+    size_t need = 0;
+    for (size_t b = 0; b < e->blocks.blocks; b++) {
+        e->mpairs[2 * (size_t)e->blocks.block_start[b]] = (uint32_t)need;
+        for (size_t p = e->blocks.block_start[b]; p < e->blocks.block_start[b + 1]; p++)
+            need += e->near.start[order[p] + 1] - e->near.start[order[p]];
+    }
     if (need > e->pair_cap) {
         size_t cap = ts_grown_capacity(e->pair_cap, need, 1 << 16);
         if (ts_resize((void **)&e->pair_slave, cap, sizeof *e->pair_slave) ||
@@ -965,7 +945,7 @@ TS_WIDE_CLONES static void scatter_to_slaves(ts_elastoplastic *e, size_t i, size
     const ts_d4 momentum = {m, m * e->vx[i], m * e->vy[i], m * e->vz[i]};
     const double *G = e->G + 12 * i;
     const ts_d4 G0 = ts_d4_load(G), G1 = ts_d4_load(G + 4), G2 = ts_d4_load(G + 8);
-    for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+    for (uint32_t k = e->mpairs[2 * p]; k < e->mpairs[2 * p + 1]; k++) {
         double *acc = e->acc + ACC_WIDTH * (size_t)e->pair_slave[k];
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         const double g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
@@ -980,7 +960,7 @@ TS_WIDE_CLONES static void scatter_to_slaves(ts_elastoplastic *e, size_t i, size
 TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const double *v, size_t p, double A[3][3])
 {
     ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
-    for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+    for (uint32_t k = e->mpairs[2 * p]; k < e->mpairs[2 * p + 1]; k++) {
         const double *vs = v + 3 * (size_t)e->pair_slave[k];
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         row0 += vs[0] * g, row1 += vs[1] * g, row2 += vs[2] * g;
@@ -993,7 +973,7 @@ TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const doub
 TS_WIDE_CLONES static void scatter_variation(ts_elastoplastic *e, const double *dG, size_t p)
 {
     const ts_d4 G0 = ts_d4_load(dG), G1 = ts_d4_load(dG + 4), G2 = ts_d4_load(dG + 8);
-    for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+    for (uint32_t k = e->mpairs[2 * p]; k < e->mpairs[2 * p + 1]; k++) {
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         TS_D4_ADD(e->share + 4 * (size_t)e->pair_slave[k], G0 * g[0] + G1 * g[1] + G2 * g[2]);
     }
@@ -1005,6 +985,8 @@ static void shares_block(void *user, size_t first, size_t end)
     ts_elastoplastic *e = user;
     for (size_t p = first; p < end; p++) {
         const size_t i = e->blocks.order[p];
+        if (p > first)
+            e->mpairs[2 * p] = e->mpairs[2 * p - 1];
         material(e, i, p);
         master_pairs(e, i, p);
         scatter_to_slaves(e, i, p);
@@ -1315,7 +1297,7 @@ TS_WIDE_CLONES static void gather_velocities(const ts_elastoplastic *e, size_t a
                                              double grad0[3][3])
 {
     ts_d4 p = {0.0, 0.0, 0.0, 0.0}, dv = p, row0 = p, row1 = p, row2 = p;
-    for (uint32_t k = e->mstart[at]; k < e->mstart[at + 1]; k++) {
+    for (uint32_t k = e->mpairs[2 * at]; k < e->mpairs[2 * at + 1]; k++) {
         const size_t s = e->pair_slave[k];
         const ts_d4 gN = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         const double N = gN[3], *v = e->sv + 3 * s, *v0 = e->sv0 + 3 * s;
@@ -1363,7 +1345,7 @@ static void move_master(ts_elastoplastic *e, size_t i, size_t at, double dt)
 static void scatter_momentum(ts_elastoplastic *e, size_t i, size_t p)
 {
     const double m = e->mass[i], v[3] = {e->vx[i], e->vy[i], e->vz[i]};
-    for (uint32_t k = e->mstart[p]; k < e->mstart[p + 1]; k++) {
+    for (uint32_t k = e->mpairs[2 * p]; k < e->mpairs[2 * p + 1]; k++) {
         double *share = e->share + 4 * (size_t)e->pair_slave[k], w = m * (double)e->pair_gN[4 * k + 3];
         share[0] += w * v[0], share[1] += w * v[1], share[2] += w * v[2];
     }
