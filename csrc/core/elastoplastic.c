@@ -695,7 +695,7 @@ static ts_status masters_as_slaves(ts_elastoplastic *e, ts_error *err)
 /* Eight of master i's candidates, from k on: the slaves, their offsets d = x_s - x_m, d's length squared, and which
  * are pairs (within the support; lanes at or past `end` never are, and repeat the last candidate) */
 typedef struct candidates8 {
-    uint32_t slave[8];
+    ts_i8 slave;
     ts_f8 dx, dy, dz, r2;
     ts_i8 pair;
 } candidates8;
@@ -704,22 +704,61 @@ TS_WIDE_INLINE void gather_candidates8(const ts_elastoplastic *e, size_t i, uint
 {
     const float xi = e->x[i], yi = e->y[i], zi = e->z[i], reach2 = (float)(e->support * e->support);
     ts_f8 dx = {0.0f}, dy = dx, dz = dx;
+    ts_i8 slave = {0};
     for (int l = 0; l < 8; l++) {
         const uint32_t s = e->near.other[k + l < end ? k + l : end - 1];
-        c->slave[l] = s;
+        slave[l] = (int32_t)s;
         dx[l] = e->sx[s] - xi, dy[l] = e->sy[s] - yi, dz[l] = e->sz[s] - zi;
     }
     const ts_i8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
-    c->dx = dx, c->dy = dy, c->dz = dz;
+    c->slave = slave, c->dx = dx, c->dy = dy, c->dz = dz;
     c->r2 = dx * dx + dy * dy + dz * dz;
     c->pair = (c->r2 < reach2) & (lane < (int32_t)(end - k));
 }
 
+/* For each mask of 8 lanes, the lanes it holds in order, a nibble each (the k-th at bits 4k; the rest 0): what
+ * moves a group's pairs to its front. Made by: for m in range(256): sum(l << 4 k for k, l in enumerate(lanes of m)) */
+static const uint32_t COMPACT8[256] = {
+    0x00000000, 0x00000000, 0x00000001, 0x00000010, 0x00000002, 0x00000020, 0x00000021, 0x00000210,
+    0x00000003, 0x00000030, 0x00000031, 0x00000310, 0x00000032, 0x00000320, 0x00000321, 0x00003210,
+    0x00000004, 0x00000040, 0x00000041, 0x00000410, 0x00000042, 0x00000420, 0x00000421, 0x00004210,
+    0x00000043, 0x00000430, 0x00000431, 0x00004310, 0x00000432, 0x00004320, 0x00004321, 0x00043210,
+    0x00000005, 0x00000050, 0x00000051, 0x00000510, 0x00000052, 0x00000520, 0x00000521, 0x00005210,
+    0x00000053, 0x00000530, 0x00000531, 0x00005310, 0x00000532, 0x00005320, 0x00005321, 0x00053210,
+    0x00000054, 0x00000540, 0x00000541, 0x00005410, 0x00000542, 0x00005420, 0x00005421, 0x00054210,
+    0x00000543, 0x00005430, 0x00005431, 0x00054310, 0x00005432, 0x00054320, 0x00054321, 0x00543210,
+    0x00000006, 0x00000060, 0x00000061, 0x00000610, 0x00000062, 0x00000620, 0x00000621, 0x00006210,
+    0x00000063, 0x00000630, 0x00000631, 0x00006310, 0x00000632, 0x00006320, 0x00006321, 0x00063210,
+    0x00000064, 0x00000640, 0x00000641, 0x00006410, 0x00000642, 0x00006420, 0x00006421, 0x00064210,
+    0x00000643, 0x00006430, 0x00006431, 0x00064310, 0x00006432, 0x00064320, 0x00064321, 0x00643210,
+    0x00000065, 0x00000650, 0x00000651, 0x00006510, 0x00000652, 0x00006520, 0x00006521, 0x00065210,
+    0x00000653, 0x00006530, 0x00006531, 0x00065310, 0x00006532, 0x00065320, 0x00065321, 0x00653210,
+    0x00000654, 0x00006540, 0x00006541, 0x00065410, 0x00006542, 0x00065420, 0x00065421, 0x00654210,
+    0x00006543, 0x00065430, 0x00065431, 0x00654310, 0x00065432, 0x00654320, 0x00654321, 0x06543210,
+    0x00000007, 0x00000070, 0x00000071, 0x00000710, 0x00000072, 0x00000720, 0x00000721, 0x00007210,
+    0x00000073, 0x00000730, 0x00000731, 0x00007310, 0x00000732, 0x00007320, 0x00007321, 0x00073210,
+    0x00000074, 0x00000740, 0x00000741, 0x00007410, 0x00000742, 0x00007420, 0x00007421, 0x00074210,
+    0x00000743, 0x00007430, 0x00007431, 0x00074310, 0x00007432, 0x00074320, 0x00074321, 0x00743210,
+    0x00000075, 0x00000750, 0x00000751, 0x00007510, 0x00000752, 0x00007520, 0x00007521, 0x00075210,
+    0x00000753, 0x00007530, 0x00007531, 0x00075310, 0x00007532, 0x00075320, 0x00075321, 0x00753210,
+    0x00000754, 0x00007540, 0x00007541, 0x00075410, 0x00007542, 0x00075420, 0x00075421, 0x00754210,
+    0x00007543, 0x00075430, 0x00075431, 0x00754310, 0x00075432, 0x00754320, 0x00754321, 0x07543210,
+    0x00000076, 0x00000760, 0x00000761, 0x00007610, 0x00000762, 0x00007620, 0x00007621, 0x00076210,
+    0x00000763, 0x00007630, 0x00007631, 0x00076310, 0x00007632, 0x00076320, 0x00076321, 0x00763210,
+    0x00000764, 0x00007640, 0x00007641, 0x00076410, 0x00007642, 0x00076420, 0x00076421, 0x00764210,
+    0x00007643, 0x00076430, 0x00076431, 0x00764310, 0x00076432, 0x00764320, 0x00764321, 0x07643210,
+    0x00000765, 0x00007650, 0x00007651, 0x00076510, 0x00007652, 0x00076520, 0x00076521, 0x00765210,
+    0x00007653, 0x00076530, 0x00076531, 0x00765310, 0x00076532, 0x00765320, 0x00765321, 0x07653210,
+    0x00007654, 0x00076540, 0x00076541, 0x00765410, 0x00076542, 0x00765420, 0x00765421, 0x07654210,
+    0x00076543, 0x00765430, 0x00765431, 0x07654310, 0x00765432, 0x07654320, 0x07654321, 0x76543210,
+};
+
 /* Master i's pairs (at position p, from mpairs[2 p] on), in slave order: the weights normalised over them (sum_s
  * N_ms = 1), their weighted centre, the moment matrix D = sum N d d^T of d about it, and the kernel gradients. A
  * master whose slaves lie in a plane or a line (which the slaves around it prevent) gets a small isotropic term
- * so that D stays invertible. The candidates are filtered eight at a time into the pairs (each lane is written,
- * a pair's after the last pair's, so that the next overwrites one that is not a pair); the sums then run over
+ * so that D stays invertible. The candidates are filtered eight at a time into the pairs (a group's pairs moved
+ * to its front, all eight lanes stored after the last pair, the next group overwriting those that are not); the
+ * sums then run over
  * the pairs alone, four at a time: candidates depend on when they were searched, and a resumed bake has to
  * sum the same numbers in the same order. */
 TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
@@ -739,10 +778,18 @@ TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
         const ts_f8 d = (ts_f8)((ts_i8)(1.0f - q) & (q < 1.0f));
         const ts_f8 inner = (6.0f * q - 6.0f) * q * q + 1.0f, outer = 2.0f * d * d * d;
         const ts_f8 weight = (ts_f8)(((ts_i8)inner & (q <= 0.5f)) | ((ts_i8)outer & (q > 0.5f)));
-        for (int l = 0; l < 8; l++) {
-            slave[n] = c.slave[l], dx[n] = c.dx[l], dy[n] = c.dy[l], dz[n] = c.dz[l], w[n] = weight[l];
-            n -= (uint32_t)c.pair[l]; /* a comparison's true is -1 */
-        }
+        unsigned mask = 0;
+        for (int l = 0; l < 8; l++)
+            mask |= (unsigned)(c.pair[l] & 1) << l;
+        const ts_i8 shifts = {0, 4, 8, 12, 16, 20, 24, 28};
+        const ts_i8 front = ((int32_t)COMPACT8[mask] >> shifts) & 7;
+        const ts_i8 slaves = __builtin_shuffle(c.slave, front);
+        const ts_f8 x = __builtin_shuffle(c.dx, front), y = __builtin_shuffle(c.dy, front),
+                    z = __builtin_shuffle(c.dz, front), wf = __builtin_shuffle(weight, front);
+        memcpy(slave + n, &slaves, sizeof slaves);
+        memcpy(dx + n, &x, sizeof x), memcpy(dy + n, &y, sizeof y), memcpy(dz + n, &z, sizeof z);
+        memcpy(w + n, &wf, sizeof wf);
+        n += (uint32_t)__builtin_popcount(mask);
     }
     const uint32_t count = n;
     e->mpairs[2 * p + 1] = first + count;
