@@ -1083,14 +1083,16 @@ TS_WIDE_CLONES static void operator_block(void *user, size_t first, size_t end)
 static void apply_operator(ts_elastoplastic *e, const double *u, double *out, double dt)
 {
     const size_t ns = e->slaves.n;
-    memset(e->share, 0, 4 * ns * sizeof *e->share);
     operator_pass o = {e, u, dt};
-    ts_colour_blocks_run(&e->blocks, operator_block, &o);
+    ts_colour_blocks_run(&e->blocks, operator_block, &o); /* into e->share, zero on entry */
     const double scale = e->p.beta * dt;
     #pragma omp parallel for schedule(static)
-    for (size_t s = 0; s < ns; s++)
+    for (size_t s = 0; s < ns; s++) {
+        double *share = e->share + 4 * s;
         for (int a = 0; a < 3; a++)
-            out[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] * u[3 * s + a] + scale * e->share[4 * s + a] : u[3 * s + a];
+            out[3 * s + a] = e->sm[s] > 0.0 ? e->sm[s] * u[3 * s + a] + scale * share[a] : u[3 * s + a];
+        memset(share, 0, 4 * sizeof *share); /* for the next: a pass of its own cost more than the sums */
+    }
 }
 
 /* v on a wall of normal n moving at u: its normal part relative to the wall dropped, and its sliding slowed by
@@ -1179,22 +1181,7 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
 {
     const size_t ns = e->slaves.n, len = 3 * ns;
     const double g[3] = {e->p.gravity[0], e->p.gravity[1], e->p.gravity[2]};
-    #pragma omp parallel for schedule(static)
-    for (size_t s = 0; s < ns; s++) {
-        const double *acc = e->acc + ACC_WIDTH * s, m = acc[ACC_MASS];
-        e->sm[s] = m;                                                                              /* eq. 1 */
-        for (int a = 0; a < 3; a++) {
-            e->sv0[3 * s + a] = m > 0.0 ? acc[ACC_MOMENTUM + a] / m : 0.0;                         /* eq. 2 */
-            double vstar = m > 0.0 ? e->sv0[3 * s + a] + dt * (-acc[ACC_FORCE + a] / m + g[a]) : 0.0; /* eq. 14 */
-            e->rhs[3 * s + a] = m > 0.0 ? m * vstar : 0.0;
-            e->sv[3 * s + a] = vstar;
-            e->diagonal[3 * s + a] = m > 0.0 ? m + e->p.beta * dt * dt * acc[ACC_DIAGONAL + a] : 1.0;
-        }
-    }
-    e->cg_iterations = 0;
-    e->cg_residual = 0.0;
-    if (e->p.beta <= 0.0)
-        return; /* explicit: v = v* */
+    const int implicit = e->p.beta > 0.0;
     /* a slave touching the ground or an obstacle and moving into it keeps the wall's normal velocity
      * through the solve (Baraff & Witkin's filtered CG): projecting it only after the solve would let
      * the implicit coupling pass its push on to free slaves, which a body at rest then holds as a
@@ -1204,10 +1191,22 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
      * correction changes little - a body in free fall needs no iteration, a jelly at rest 3 instead of 50 */
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++) {
-        slave_constraint(e, s, e->sv + 3 * s, e->snormal + 3 * s, e->swall + 4 * s); /* which walls: from v* */
-        if (!(e->sm[s] > 0.0))
-            continue;
+        const double *acc = e->acc + ACC_WIDTH * s, m = acc[ACC_MASS];
         double *x = e->sv + 3 * s;
+        e->sm[s] = m;                                                                              /* eq. 1 */
+        for (int a = 0; a < 3; a++) {
+            e->sv0[3 * s + a] = m > 0.0 ? acc[ACC_MOMENTUM + a] / m : 0.0;                         /* eq. 2 */
+            double vstar = m > 0.0 ? e->sv0[3 * s + a] + dt * (-acc[ACC_FORCE + a] / m + g[a]) : 0.0; /* eq. 14 */
+            e->rhs[3 * s + a] = m > 0.0 ? m * vstar : 0.0;
+            x[a] = vstar;
+            e->diagonal[3 * s + a] = m > 0.0 ? m + e->p.beta * dt * dt * acc[ACC_DIAGONAL + a] : 1.0;
+        }
+        if (!implicit)
+            continue; /* explicit: v = v* */
+        memset(e->share + 4 * s, 0, 4 * sizeof *e->share); /* the operator's sums */
+        slave_constraint(e, s, x, e->snormal + 3 * s, e->swall + 4 * s); /* which walls: from v* */
+        if (!(m > 0.0))
+            continue;
         const double *n = e->snormal + 3 * s, *u = e->swall + 4 * s;
         for (int a = 0; a < 3; a++)
             x[a] = e->sv0[3 * s + a] + dt * g[a] + e->scorrection[3 * s + a];
@@ -1215,7 +1214,12 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
         for (int a = 0; a < 3; a++)
             x[a] -= xn * n[a];
     }
+    e->cg_iterations = 0;
+    e->cg_residual = 0.0;
+    if (!implicit)
+        return;
     apply_operator(e, e->sv, e->cg_q, dt);
+    #pragma omp parallel for schedule(static)
     for (size_t k = 0; k < len; k++)
         e->cg_r[k] = e->rhs[k] - e->cg_q[k];
     filter(e, e->cg_r, 1, -1.0);
