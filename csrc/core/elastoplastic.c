@@ -1293,17 +1293,33 @@ static void collide(const ts_elastoplastic *e, float p[3], double v[3], double r
 
 /* ------------------------------------------------------------ steps 6-9 */
 
-/* Eqs. 6-7 and 18 at master i (at position p): the velocity gradient (MLS form, see the top) and the trial elastic
- * F, whose SVD (from the last step's V) follows. */
-static ts_mat3 trial_elastic_gradient(ts_elastoplastic *e, size_t i, size_t p, double dt)
+/* What steps 6-9 need of master i's slaves (at position p), in one pass: V[a] = sum v_s[a] (D^-1 d N, N) - the
+ * velocity gradient of eq. 7 in its MLS form, and in the fourth lane sum N v_s (eq. 9's PIC velocity) - and V0
+ * the same of v0 (the FLIP update's change is their difference) */
+TS_WIDE_CLONES static void gather_motion(const ts_elastoplastic *e, size_t p, double V[3][4], double V0[3][4])
 {
-    double A[3][3];
-    gather_gradient(e, e->sv, p, A);                                         /* eq. 7, MLS form */
+    const ts_d4 zero = {0.0, 0.0, 0.0, 0.0};
+    ts_d4 v0 = zero, v1 = zero, v2 = zero, o0 = zero, o1 = zero, o2 = zero;
+    for (uint32_t k = e->mpairs[2 * p]; k < e->mpairs[2 * p + 1]; k++) {
+        const size_t s = e->pair_slave[k];
+        const ts_d4 gN = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
+        const double *v = e->sv + 3 * s, *old = e->sv0 + 3 * s;
+        v0 += v[0] * gN, v1 += v[1] * gN, v2 += v[2] * gN;
+        o0 += old[0] * gN, o1 += old[1] * gN, o2 += old[2] * gN;
+    }
+    memcpy(V[0], &v0, sizeof v0), memcpy(V[1], &v1, sizeof v1), memcpy(V[2], &v2, sizeof v2);
+    memcpy(V0[0], &o0, sizeof o0), memcpy(V0[1], &o1, sizeof o1), memcpy(V0[2], &o2, sizeof o2);
+}
+
+/* Eqs. 6-7 and 18 at master i: the velocity gradient (kept for eq. 9) and the trial elastic F, whose SVD (from the
+ * last step's V) follows. */
+static ts_mat3 trial_elastic_gradient(ts_elastoplastic *e, size_t i, double V[3][4], double dt)
+{
     ts_mat3 step = ts_m3_identity();
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
-            step.m[a][b] += dt * A[a][b];
-            e->grad[9 * i + 3 * a + b] = A[a][b];
+            step.m[a][b] += dt * V[a][b];                                    /* eq. 7, MLS form */
+            e->grad[9 * i + 3 * a + b] = V[a][b];
         }
     return ts_m3_mul(step, mat_get(e->FE + 9 * i));                          /* eq. 18 */
 }
@@ -1342,40 +1358,21 @@ static void deform(ts_elastoplastic *e, size_t i, ts_mat3 FE, ts_mat3 U, double 
     memcpy(e->FE_sigma + 3 * i, sig, 3 * sizeof *sig);
 }
 
-/* Over master i's slaves (at position at): sum N v_s (pic), sum N (v_s - v0_s) (change) and the gradient of v0
- * (grad0) */
-TS_WIDE_CLONES static void gather_velocities(const ts_elastoplastic *e, size_t at, double pic[3], double change[3],
-                                             double grad0[3][3])
+/* Eqs. 8-9 at master i, with the old velocity taken with its FLIP update (see the top), then its collisions and
+ * eq. 10. */
+static void move_master(ts_elastoplastic *e, size_t i, double V[3][4], double V0[3][4], double dt)
 {
-    ts_d4 p = {0.0, 0.0, 0.0, 0.0}, dv = p, row0 = p, row1 = p, row2 = p;
-    for (uint32_t k = e->mpairs[2 * at]; k < e->mpairs[2 * at + 1]; k++) {
-        const size_t s = e->pair_slave[k];
-        const ts_d4 gN = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
-        const double N = gN[3], *v = e->sv + 3 * s, *v0 = e->sv0 + 3 * s;
-        const ts_d4 vs = {v[0], v[1], v[2], 0.0}, v0s = {v0[0], v0[1], v0[2], 0.0};
-        p += N * vs, dv += N * (vs - v0s);
-        row0 += v0[0] * gN, row1 += v0[1] * gN, row2 += v0[2] * gN;
-    }
-    for (int a = 0; a < 3; a++) {
-        pic[a] = p[a], change[a] = dv[a];
-        grad0[0][a] = row0[a], grad0[1][a] = row1[a], grad0[2][a] = row2[a];
-    }
-}
-
-/* Eqs. 8-9 at master i (at position at), with the old velocity taken with its FLIP update (see the top), then its
- * collisions and eq. 10. */
-static void move_master(ts_elastoplastic *e, size_t i, size_t at, double dt)
-{
-    double pic[3], change[3], grad0[3][3];
+    double pic[3], change[3];
     const double *c = e->centre + 3 * i, *B = e->grad + 9 * i;
-    gather_velocities(e, at, pic, change, grad0);
+    for (int a = 0; a < 3; a++)
+        pic[a] = V[a][3], change[a] = V[a][3] - V0[a][3];
     /* eq. 9 with the linear term: the least-squares fit sum N v_s + B (x - centre) at the master itself,
      * so that a master moves as the velocity field that deforms it says (at a surface, where the slaves'
      * centre is off the master, the mean alone would shear it against its F) */
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
             pic[a] -= B[3 * a + b] * c[b];
-            change[a] -= (B[3 * a + b] - grad0[a][b]) * c[b];
+            change[a] -= (B[3 * a + b] - V0[a][b]) * c[b];
         }
     const double al = e->p.alpha, old[3] = {e->vx[i], e->vy[i], e->vz[i]};
     double v[3];
@@ -1415,17 +1412,18 @@ static void motion_block(void *user, size_t first, size_t end)
     for (size_t first4 = first; first4 < end; first4 += 4) { /* four masters' SVDs at once */
         const size_t lanes = end - first4 < 4 ? end - first4 : 4;
         ts_mat3 FE[4], guess[4], U[4], V[4];
-        double sig[4][3];
+        double sig[4][3], sums[4][3][4], sums0[4][3][4];
         for (size_t l = 0; l < lanes; l++) {
             const size_t i = e->blocks.order[first4 + l];
-            FE[l] = trial_elastic_gradient(e, i, first4 + l, o->dt);
+            gather_motion(e, first4 + l, sums[l], sums0[l]);
+            FE[l] = trial_elastic_gradient(e, i, sums[l], o->dt);
             guess[l] = mat_get(e->FE_V + 9 * i);                  /* the last step's V */
         }
         ts_svd3_near4(FE, guess, lanes, U, sig, V);
         for (size_t l = 0; l < lanes; l++) {
             const size_t p = first4 + l, i = e->blocks.order[p];
             deform(e, i, FE[l], U[l], sig[l], V[l]);              /* step 6 */
-            move_master(e, i, p, o->dt);                          /* steps 7-9 */
+            move_master(e, i, sums[l], sums0[l], o->dt);          /* steps 7-9 */
             scatter_momentum(e, i, p);
         }
     }
