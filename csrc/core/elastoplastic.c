@@ -87,6 +87,7 @@ struct ts_elastoplastic {
     uint32_t *id, *adj;         /* adj: ADJACENT former neighbours (master indices; masters never move in the arrays) */
     float *rest;                /* 3: where each master started (the skin's reference) */
     double *G;                  /* work, 12: V0 P(F_E) F_E^T, the stress term of eq. 11, by columns of 4 */
+    double *harden;             /* work: the hardening factor on the Lame parameters (update_step_limits) */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
     double *grad;               /* work, 9: the velocity gradient of the step */
     uint32_t *mpairs;           /* work, 2: the pairs of the master at position p of `blocks` are [mpairs[2 p], mpairs[2 p + 1]) */
@@ -579,7 +580,8 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_STATE_COLUMN("FE_sigma", &e->FE_sigma, TS_ATTR_F64, 3),
         TS_STATE_COLUMN("id", &e->id, TS_ATTR_U32, 1), TS_STATE_COLUMN("adjacent", &e->adj, TS_ATTR_U32, ADJACENT),
         TS_STATE_COLUMN("rest", &e->rest, TS_ATTR_F32, 3),
-        TS_WORK_COLUMN("G", &e->G, 12 * d), TS_WORK_COLUMN("centre", &e->centre, 3 * d),
+        TS_WORK_COLUMN("G", &e->G, 12 * d), TS_WORK_COLUMN("harden", &e->harden, d),
+        TS_WORK_COLUMN("centre", &e->centre, 3 * d),
         TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mpairs, 2 * u),
     };
     const ts_particle_column slaves[] = {
@@ -899,7 +901,7 @@ static void material(ts_elastoplastic *e, size_t i, size_t p)
     const ts_mat3 F = mat_get(e->FE + 9 * i), U = mat_get(e->FE_U + 9 * i), V = mat_get(e->FE_V + 9 * i);
     const double *sigma = e->FE_sigma + 3 * i;
     const ts_mat3 R = ts_m3_mul(U, ts_m3_transpose(V));
-    const double J = ts_m3_det(F), harden = hardening_factor(e, i);
+    const double J = ts_m3_det(F), harden = e->harden[i];
     const double mu = e->mu0 * harden, lambda = e->lambda0 * harden;
     const ts_vec3 c0 = ts_m3_column(F, 0), c1 = ts_m3_column(F, 1), c2 = ts_m3_column(F, 2);
     const ts_mat3 cof = ts_m3_from_columns(ts_v3_cross(c1, c2), ts_v3_cross(c2, c0), ts_v3_cross(c0, c1));
@@ -1524,10 +1526,9 @@ static void update_step_limits(ts_elastoplastic *e)
     for (size_t i = 0; i < e->masters.n; i++) {
         double s = (double)e->vx[i] * e->vx[i] + (double)e->vy[i] * e->vy[i] + (double)e->vz[i] * e->vz[i];
         v2 = s > v2 ? s : v2;
-        if (e->p.plastic) {
-            const double harden = hardening_factor(e, i);
-            stiffest = harden > stiffest ? harden : stiffest;
-        }
+        const double harden = e->p.plastic ? hardening_factor(e, i) : 1.0; /* F_P stays I without plasticity */
+        e->harden[i] = harden;
+        stiffest = harden > stiffest ? harden : stiffest;
     }
     e->v_max = sqrt(v2);
     e->stiffening = stiffest;
