@@ -760,9 +760,8 @@ static const uint32_t COMPACT8[256] = {
  * master whose slaves lie in a plane or a line (which the slaves around it prevent) gets a small isotropic term
  * so that D stays invertible. The candidates are filtered eight at a time into the pairs (a group's pairs moved
  * to its front, all eight lanes stored after the last pair, the next group overwriting those that are not); the
- * sums then run over
- * the pairs alone, four at a time: candidates depend on when they were searched, and a resumed bake has to
- * sum the same numbers in the same order. */
+ * sums then run over the pairs alone, four at a time: candidates depend on when they were searched, and a
+ * resumed bake has to sum the same numbers in the same order. */
 TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
 {
     const uint32_t first = e->mpairs[2 * p], candidates_end = e->near.start[i + 1];
@@ -892,8 +891,9 @@ static double hardening_factor(const ts_elastoplastic *e, size_t i)
 }
 
 /* Fixed-corotated with hardening (Stomakhin 2013): P = 2 mu (F - R) + lambda (J - 1) cof F, with mu and
- * lambda scaled by exp(xi (1 - J_P)). Keeps R, S, F F^T and the Lame parameters for the CG's variations,
- * and G = V0 P F^T, what eq. 11 multiplies by the kernel gradient. */
+ * lambda scaled by exp(xi (1 - J_P)). Keeps G = V0 P F^T, what eq. 11 multiplies by the kernel gradient, and
+ * writes what the CG's variations need (R, (tr(S) I - S)^-1, F F^T, the Lame parameters) into the master's lane
+ * of operator_lanes (at position p). */
 static void material(ts_elastoplastic *e, size_t i, size_t p)
 {
     /* F's SVD U diag(sigma) V^T (kept by deform) gives both the polar decomposition (R = U V^T, S = V
