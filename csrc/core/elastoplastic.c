@@ -1261,9 +1261,10 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     e->cg_residual = b2 > 0.0 ? sqrt(rr / b2) : 0.0;
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++)
-        for (int a = 0; a < 3; a++)
-            e->scorrection_before[3 * s + a] = e->scorrection[3 * s + a],
+        for (int a = 0; a < 3; a++) {
+            e->scorrection_before[3 * s + a] = e->scorrection[3 * s + a];
             e->scorrection[3 * s + a] = e->sm[s] > 0.0 ? e->sv[3 * s + a] - (e->sv0[3 * s + a] + dt * g[a]) : 0.0;
+        }
 }
 
 /* Coulomb friction at a contact of normal n moving at u: a velocity v leaves with its approach taken away
