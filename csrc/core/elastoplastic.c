@@ -781,10 +781,7 @@ TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
         ts_f8 q = {0.0f};
         for (int l = 0; l < 8; l++)
             q[l] = __builtin_sqrtf(c.r2[l]) * inv_support;
-        /* eq. 3's cubic spline, without its constant (which N divides out) */
-        const ts_f8 d = (ts_f8)((ts_i8)(1.0f - q) & (q < 1.0f));
-        const ts_f8 inner = (6.0f * q - 6.0f) * q * q + 1.0f, outer = 2.0f * d * d * d;
-        const ts_f8 weight = (ts_f8)(((ts_i8)inner & (q <= 0.5f)) | ((ts_i8)outer & (q > 0.5f)));
+        const ts_f8 weight = ts_w_cubic_shape8(q); /* eq. 3, its constant divided out by N */
         unsigned mask = 0;
         for (int l = 0; l < 8; l++)
             mask |= (unsigned)(c.pair[l] & 1) << l;
@@ -1075,12 +1072,12 @@ TS_WIDE_CLONES static void operator_block(void *user, size_t first, size_t end)
         ts_d4 dG[3][3];
         stress_variation_Ft(lanes, grad, dG);
         for (size_t p = lo; p < hi; p++) {
-            double columns[12]; /* dG by columns */
-            for (int b = 0; b < 3; b++) {
-                for (int a = 0; a < 3; a++)
-                    columns[4 * b + a] = dG[a][b][p % 4] * lanes->V0[p % 4];
-                columns[4 * b + 3] = 0.0;
-            }
+            ts_mat3 lane;
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    lane.m[a][b] = dG[a][b][p % 4] * lanes->V0[p % 4];
+            double columns[12];
+            store_columns(columns, lane);
             scatter_variation(e, columns, p);
         }
     }

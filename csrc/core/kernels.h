@@ -11,6 +11,8 @@
 
 #include <math.h>
 
+#include "wide.h"
+
 #define TS_PI 3.14159265358979323846
 
 /* Constants depending only on h, computed once per step. */
@@ -79,6 +81,16 @@ static inline double ts_w_cubic(const ts_kernels *k, double r)
     const double q = r / k->h, d = q < 1.0 ? 1.0 - q : 0.0;
     const double inner = k->cubic * (6.0 * q * q * q - 6.0 * q * q + 1.0), outer = k->cubic * 2.0 * d * d * d;
     return q <= 0.5 ? inner : outer;
+}
+
+/* The same spline for 8 values of q = r / h at once, without its constant 8 / (pi h^3) (for weights normalised
+ * afterwards, which divide it out): 6q^3 - 6q^2 + 1 up to 1/2, 2 (1 - q)^3 up to 1, 0 beyond. In a vector clone's
+ * code (wide.h); both pieces computed and one selected, as above. */
+TS_WIDE_INLINE ts_f8 ts_w_cubic_shape8(ts_f8 q)
+{
+    const ts_f8 d = (ts_f8)((ts_i8)(1.0f - q) & (q < 1.0f));
+    const ts_f8 inner = (6.0f * q - 6.0f) * q * q + 1.0f, outer = 2.0f * d * d * d;
+    return (ts_f8)(((ts_i8)inner & (q <= 0.5f)) | ((ts_i8)outer & (q > 0.5f)));
 }
 
 /* dW_cubic/dr */
