@@ -171,6 +171,31 @@ static double inverse_mass_along(const ts_rigid_body *b, ts_vec3 r, ts_vec3 d)
     return b->inv_mass + ts_v3_dot(ts_v3_cross(w, r), d);
 }
 
+/* The impulse at a contact point that cancels the approach v_rel . n < 0 of a against b (NULL: a wall of
+ * infinite mass) with restitution e, its sliding part at most mu times its normal part: +J on a, -J on b. */
+static void contact_impulse(ts_rigid_body *a, ts_rigid_body *b, ts_vec3 point, ts_vec3 n, ts_vec3 v_rel, double e,
+                            double mu)
+{
+    double vn = ts_v3_dot(v_rel, n);
+    if (vn >= 0.0)
+        return;
+    ts_vec3 ra = ts_v3_sub(point, a->x), rb = b ? ts_v3_sub(point, b->x) : ts_v3(0, 0, 0);
+    double jn = -(1.0 + e) * vn / (inverse_mass_along(a, ra, n) + (b ? inverse_mass_along(b, rb, n) : 0.0));
+    ts_vec3 J = ts_v3_scale(n, jn);
+    ts_vec3 vt = ts_v3_sub(v_rel, ts_v3_scale(n, vn));
+    double vt_len = ts_v3_length(vt);
+    if (vt_len > 1e-12 && mu > 0.0) {
+        ts_vec3 t = ts_v3_scale(vt, 1.0 / vt_len);
+        double jt = vt_len / (inverse_mass_along(a, ra, t) + (b ? inverse_mass_along(b, rb, t) : 0.0));
+        if (jt > mu * jn)
+            jt = mu * jn; /* Coulomb: |J_t| <= mu J_n */
+        J = ts_v3_sub(J, ts_v3_scale(t, jt));
+    }
+    ts_rigid_apply_impulse(a, J, point);
+    if (b)
+        ts_rigid_apply_impulse(b, ts_v3_scale(J, -1.0), point);
+}
+
 void ts_rigid_resolve_contact(ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double depth, ts_vec3 wall_velocity,
                               double e, double mu)
 {
@@ -180,23 +205,23 @@ void ts_rigid_resolve_contact(ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double
         b->x = ts_v3_add(b->x, ts_v3_scale(n, depth));
         point = ts_v3_add(point, ts_v3_scale(n, depth));
     }
-    ts_vec3 r = ts_v3_sub(point, b->x);
-    ts_vec3 v_rel = ts_v3_sub(ts_rigid_point_velocity(b, point), wall_velocity);
-    double vn = ts_v3_dot(v_rel, n);
-    if (vn >= 0.0)
+    contact_impulse(b, NULL, point, n, ts_v3_sub(ts_rigid_point_velocity(b, point), wall_velocity), e, mu);
+}
+
+void ts_rigid_resolve_pair_contact(ts_rigid_body *a, ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double depth,
+                                   double e, double mu)
+{
+    double inv = a->inv_mass + b->inv_mass;
+    if (a->kinematic || b->kinematic || !(inv > 0.0))
         return;
-    double jn = -(1.0 + e) * vn / inverse_mass_along(b, r, n);
-    ts_vec3 J = ts_v3_scale(n, jn);
-    ts_vec3 vt = ts_v3_sub(v_rel, ts_v3_scale(n, vn));
-    double vt_len = ts_v3_length(vt);
-    if (vt_len > 1e-12 && mu > 0.0) {
-        ts_vec3 t = ts_v3_scale(vt, 1.0 / vt_len);
-        double jt = vt_len / inverse_mass_along(b, r, t);
-        if (jt > mu * jn)
-            jt = mu * jn; /* Coulomb: |J_t| <= mu J_n */
-        J = ts_v3_sub(J, ts_v3_scale(t, jt));
+    if (depth > 0.0) {
+        double share_a = a->inv_mass / inv; /* a's surface point and b's meet here once apart */
+        a->x = ts_v3_add(a->x, ts_v3_scale(n, depth * share_a));
+        b->x = ts_v3_sub(b->x, ts_v3_scale(n, depth * (1.0 - share_a)));
+        point = ts_v3_add(point, ts_v3_scale(n, depth * share_a));
     }
-    ts_rigid_apply_impulse(b, J, point);
+    ts_vec3 v_rel = ts_v3_sub(ts_rigid_point_velocity(a, point), ts_rigid_point_velocity(b, point));
+    contact_impulse(a, b, point, n, v_rel, e, mu);
 }
 
 void ts_rigid_origin_pose(const ts_rigid_body *b, ts_vec3 origin_offset, ts_quat rotation0, ts_vec3 *position,

@@ -66,6 +66,11 @@ double ts_rigid_kinetic_energy(const ts_rigid_body *b);
 /* Apply an impulse J (N s) at a world point: P += J, L += r x J. */
 void ts_rigid_apply_impulse(ts_rigid_body *b, ts_vec3 J, ts_vec3 world_point);
 
+/* Restitution and friction of rigid bodies against each other and against
+ * walls (water's bodies, sand's objects). */
+#define TS_BODY_RESTITUTION 0.1
+#define TS_BODY_FRICTION 0.4
+
 /* Resolve one contact of the body against something with infinite mass
  * (a wall moving at wall_velocity): push it out by `depth` along the unit
  * normal n, then cancel the approaching normal velocity at the point with
@@ -73,6 +78,16 @@ void ts_rigid_apply_impulse(ts_rigid_body *b, ts_vec3 J, ts_vec3 world_point);
  * Used by every solver whose bodies touch colliders. */
 void ts_rigid_resolve_contact(ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double depth, ts_vec3 wall_velocity,
                               double e, double mu);
+
+/* The same between two simulated bodies overlapping by `depth` at a world
+ * point, n the unit normal from b toward a: the overlap is undone in shares
+ * of their inverse masses, and one impulse, +J on a and -J on b at the
+ * point, cancels the approach (restitution e) and limits the sliding
+ * (Coulomb, mu), so momentum is conserved and a collision gains no energy.
+ * (A body against a keyframed one is ts_rigid_resolve_contact with the
+ * keyframed body's velocity at the point.) */
+void ts_rigid_resolve_pair_contact(ts_rigid_body *a, ts_rigid_body *b, ts_vec3 point, ts_vec3 n, double depth,
+                                   double e, double mu);
 
 /* The bodies' state (x, q, P, L) as a checkpoint section, and back. The
  * bodies sit inside the solvers' object records: n records of `stride`

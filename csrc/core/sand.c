@@ -337,6 +337,15 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
                                z, s->bed[i + (size_t)p->nx * j]);
         }
     }
+    size_t simulated = 0;
+    for (size_t k = 0; k < s->n_objects; k++)
+        simulated += !s->objects[k].body.keyframed;
+    for (size_t k = 0; s->n_objects > 1 && simulated > 0 && k < s->n_objects; k++) {
+        object *ob = &s->objects[k];
+        if ((st = ts_object_contacts_add(&s->object_contacts, &ob->body, ob->rest, ob->vertex_count, ob->triangles,
+                                         ob->triangle_count, p->element_radius, err)) != TS_OK)
+            return st;
+    }
     s->law = (ts_contact_law){p->contact_time > 0.0 ? p->contact_time : automatic_contact_time(s), p->restitution,
                               p->friction};
     ts_contact_coefficients(&s->law, 1.0, &s->K0, &s->C0);
@@ -359,6 +368,7 @@ void ts_sand_destroy(ts_sand *s)
         ts_hsmap_free(&s->objects[k].map);
     }
     free(s->objects);
+    ts_object_contacts_free(&s->object_contacts);
     void *all[] = {s->bed, s->region, s->display, s->display_f, s->column_scratch};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         free(all[k]);
@@ -404,6 +414,17 @@ static ts_status check_finite(const ts_sand *s, ts_error *err)
     return TS_OK;
 }
 
+/* At the step's end, keyframed objects where their animation puts them: the simulated ones pushed out of each
+ * other and of them. */
+static void objects_against_each_other(ts_sand *s, const ts_step_context *now)
+{
+    if (!s->object_contacts.n)
+        return;
+    for (size_t k = 0; k < s->n_objects; k++)
+        ts_rigid_object_follow(&s->objects[k].body, now->s_end);
+    ts_object_contacts_resolve(&s->object_contacts, now->frame_dt, now->s_end);
+}
+
 static ts_status sand_step(void *state, const ts_step_context *now, ts_error *err)
 {
     ts_sand *s = state; /* the span maps are current: begin_frame and the last step's end built them */
@@ -423,6 +444,7 @@ static ts_status sand_step(void *state, const ts_step_context *now, ts_error *er
     sand_compute_forces(s, dt);
     sand_integrate_elements(s, dt);
     sand_integrate_objects(s, dt);
+    objects_against_each_other(s, now);
     if ((st = sand_update_span_maps(s, now->s_end, err)) == TS_OK)
         sand_objects_on_bed(s);
     if (st == TS_OK) st = sand_land_and_remove(s, err);

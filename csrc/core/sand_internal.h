@@ -16,6 +16,7 @@
 #include "contact.h"
 #include "grid.h"
 #include "hsmap.h"
+#include "object_contacts.h"
 #include "particles.h"
 #include "rigid_object.h"
 #include "sand.h"
@@ -144,6 +145,7 @@ struct ts_sand {
 
     object *objects;
     size_t n_objects;
+    ts_object_contacts object_contacts; /* the objects against each other, when two can meet */
 
     double K0, C0;               /* k / m_eff and c / m_eff of the contact law */
     ts_contact_law law;

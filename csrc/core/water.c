@@ -42,8 +42,6 @@
 #include "sph_sources.h"
 #include "surface.h"
 
-#define BODY_RESTITUTION 0.1
-#define BODY_FRICTION 0.4
 #define CONTACT_ITERATIONS 4
 
 
@@ -479,13 +477,13 @@ static void body_wall_contacts(ts_water *w, body *bd)
                 }
             }
             if (deepest > 0.0)
-                ts_rigid_resolve_contact(&bd->rb, point, normal, deepest, wall_v, BODY_RESTITUTION, BODY_FRICTION);
+                ts_rigid_resolve_contact(&bd->rb, point, normal, deepest, wall_v, TS_BODY_RESTITUTION, TS_BODY_FRICTION);
         }
     }
 }
 
 /* Body against body: the closest pair of their particles closer than the
- * spacing, resolved as a wall contact for each (the other as the wall). */
+ * spacing, resolved by one impulse on both (rigid.h). */
 static void body_body_contact(ts_water *w, body *a, body *b)
 {
     double reach = a->radius + b->radius + w->sph.spacing;
@@ -508,15 +506,9 @@ static void body_body_contact(ts_water *w, body *a, body *b)
     if (best >= w->sph.spacing || best <= 0.0)
         return;
     ts_vec3 n = ts_v3_scale(ts_v3_sub(pa, pb), 1.0 / best); /* from b to a */
-    double depth = 0.5 * (w->sph.spacing - best);
-    ts_vec3 va = ts_rigid_point_velocity(&a->rb, pa), vb = ts_rigid_point_velocity(&b->rb, pb);
-    double wa = a->rb.inv_mass, wb = b->rb.inv_mass;
-    if (wa + wb <= 0.0)
-        return;
-    /* each body sees the other as a wall moving at its contact velocity, weighted by mass */
-    ts_rigid_resolve_contact(&a->rb, pa, n, depth * 2.0 * wa / (wa + wb), vb, BODY_RESTITUTION, BODY_FRICTION);
-    ts_rigid_resolve_contact(&b->rb, pb, ts_v3_scale(n, -1.0), depth * 2.0 * wb / (wa + wb), va, BODY_RESTITUTION,
-                             BODY_FRICTION);
+    /* the two particles a spacing apart once resolved; the point halfway between them */
+    ts_rigid_resolve_pair_contact(&a->rb, &b->rb, ts_v3_scale(ts_v3_add(pa, pb), 0.5), n, w->sph.spacing - best,
+                                  TS_BODY_RESTITUTION, TS_BODY_FRICTION);
 }
 
 static void integrate_bodies(ts_water *w, double dt)

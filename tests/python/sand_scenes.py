@@ -145,3 +145,23 @@ def resting_cube(cell=0.02, preset="Dry Sand", half=None, density=1000.0, dem_de
                   density=density, initial_velocity=velocity)
     ground = real_bed((0, 0), (30 * cell, 30 * cell), surface)
     return tsubu.SceneDescription("sand", params, 1, frames, 24.0, 0, [ground, cube]), surface + half
+
+
+def balls_meeting(wall=False, frames=48, fps=96.0):
+    """Two 16 cm balls of 1000 kg/m^3 over a Dry Sand bed (2 cm cells, surface 10 cm up): "Target" set on the sand,
+    "Ball" thrown at it at 3 m/s from 3 cm higher and 30 cm away - or, with `wall`, thrown level at a keyframed wall
+    4 cm thick standing on the sand ("Wall", its face at x = 0.8 m) from 40 cm before it."""
+    radius, surface = 0.08, 0.1
+    params = dict(preset_parameters("Dry Sand"), cell_size=0.02, element_radius=0.01)
+    objects = [real_bed((0, 0), (1.2, 0.6), surface)]
+    if wall:
+        still = np.array([[0.82, 0.3, surface + 0.151]] * frames)
+        objects.append(keyframed("Wall", (-0.02, -0.2, -0.15), (0.02, 0.2, 0.15), still))
+        objects.append(placed("Ball", uv_sphere((0, 0, 0), radius, 16, 32), (0.4, 0.3, surface + radius + 0.03),
+                              density=1000.0, initial_velocity=(3.0, 0.0, 0.0)))
+    else:
+        objects.append(placed("Target", uv_sphere((0, 0, 0), radius, 16, 32), (0.6, 0.3, surface + radius + 0.002),
+                              density=1000.0))
+        objects.append(placed("Ball", uv_sphere((0, 0, 0), radius, 16, 32), (0.3, 0.3, surface + radius + 0.03),
+                              density=1000.0, initial_velocity=(3.0, 0.0, 0.0)))
+    return tsubu.SceneDescription("sand", params, 1, frames, fps, 0, objects), radius

@@ -12,7 +12,7 @@ import tsubu
 from helpers import assert_same_bytes_with_one_or_two_threads
 from tsubu import _core
 from tsubu.effects import sand
-from sand_scenes import (PRESETS, balls_real, bed, column_real, drop, placed, plough_real, preset_parameters,
+from sand_scenes import (PRESETS, balls_meeting, balls_real, bed, column_real, drop, placed, plough_real, preset_parameters,
                          press_box, press_real, real_bed, resting_cube)
 from tsubu.shapes import box, uv_sphere
 
@@ -165,6 +165,25 @@ def test_keyframed_object_is_not_pushed_back(tmp_path):
     for f in (1, 18, 36, 50):
         z = cache.read_transforms("rigid", f)["Block"][2, 3]
         assert abs(z - desc.objects[1].matrices[f - 1, 2, 3]) < 1e-4, f
+
+
+def test_objects_collide_with_each_other_on_the_sand(tmp_path):
+    """A ball thrown at another resting on the sand knocks it on and does not pass into it; a ball thrown at a
+    keyframed wall standing on the sand stops at the wall and stays in front of it. Before 2026-11-29 objects met
+    only through the sand: the thrown ball went through the other ball and through the wall."""
+    desc, radius = balls_meeting()
+    cache = tsubu.bake(desc, str(tmp_path / "balls"))
+    ball, target = ([cache.read_transforms("rigid", f)[name][:3, 3] for f in cache.frames("rigid")]
+                    for name in ("Ball", "Target"))
+    apart = [float(np.linalg.norm(a - b)) for a, b in zip(ball, target)]
+    assert min(apart) > 2 * radius - 0.01, min(apart)
+    assert target[-1][0] - target[0][0] > 0.02, target[-1] - target[0]    # knocked on
+    assert ball[-1][0] < target[-1][0], (ball[-1], target[-1])             # not through it
+    desc, radius = balls_meeting(wall=True)
+    cache = tsubu.bake(desc, str(tmp_path / "wall"))
+    x = [cache.read_transforms("rigid", f)["Ball"][0, 3] for f in cache.frames("rigid")]
+    assert max(x) < 0.8 - radius + 0.01 and x[-1] < 0.8 - radius + 0.005, (max(x), x[-1])
+    assert max(x) > 0.8 - radius - 0.01, max(x)                           # it did reach the wall
 
 
 def test_a_bed_of_absurd_size_is_refused_by_name(tmp_path):
