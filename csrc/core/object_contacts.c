@@ -9,6 +9,7 @@
 
 #define PASSES 3            /* over all pairs per call: enough for a stack of a few objects to settle */
 #define MAX_POINTS 65536    /* per object; the spacing widens until they fit */
+#define MAX_VOXELS 128.0    /* along an object's longest side */
 
 /* Points on the surface: the vertices once, then per triangle a lattice of k x k cells over it (k from its longest
  * edge), its corners left out. Counts only when `out` is NULL. */
@@ -69,8 +70,11 @@ ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object,
         }
         sh->reach = fmax(sh->reach, sqrt(r2));
     }
-    /* an object thinner than 8 spacings is sampled finer, so its distance has a few voxels across it */
-    const double step = fmin(spacing, fmin(fmin(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]) / 8.0);
+    /* an object thinner than 8 spacings is sampled finer, so its distance has a few voxels across it; a large one
+     * coarser, at most MAX_VOXELS along its longest side (a 3 m rock among 5 mm DEs: 2.3 cm, 8 MB) */
+    const double longest = fmax(fmax(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]);
+    const double thinnest = fmin(fmin(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]);
+    const double step = fmax(fmin(spacing, thinnest / 8.0), longest / MAX_VOXELS);
     ts_status st = ts_collider_from_mesh(&sh->distance, object->name, corners, vertex_count, triangles,
                                          triangle_count, step, 2.0, err);
     free(corners);

@@ -37,12 +37,13 @@ typedef struct ts_object_contacts {
     size_t n;
     ts_rigid_object **objects;   /* the solver's, in its order */
     ts_object_shape *shapes;
-    size_t found;                /* contacts resolved so far (a statistic) */
+    size_t found;                /* contacts resolved so far (a pass that adds none is the last) */
 } ts_object_contacts;
 
 /* Add an object: its rest mesh in its body frame (double xyz), points and
- * distance at `spacing` (finer for an object smaller than 8 spacings). The
- * object must stay where it is while the set lives. */
+ * distance at `spacing` (finer for an object thinner than 8 spacings,
+ * coarser for one longer than 128). The object must stay where it is while
+ * the set lives. */
 ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object, const double *rest,
                                  size_t vertex_count, const int32_t *triangles, size_t triangle_count, double spacing,
                                  ts_error *err);
