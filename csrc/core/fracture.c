@@ -24,6 +24,7 @@
 #include "fragments.h"
 #include "grid.h"
 #include "mesh.h"
+#include "object_contacts.h"
 #include "particles.h"
 #include "motion.h"
 #include "rigid.h"
@@ -88,6 +89,7 @@ struct ts_fracture {
     int levels;
     projectile *proj;
     size_t n_proj;
+    ts_object_contacts projectile_contacts; /* the projectiles against each other, when there are two */
     double *proj_load;             /* 6 per element and projectile: force and torque on the projectile */
     obstacle *obs;
     size_t n_obs;
@@ -549,6 +551,24 @@ static ts_status add_projectile(ts_fracture *f, const ts_fracture_object *o, ts_
     return TS_OK;
 }
 
+/* A projectile's mesh about its centre of mass, for the projectiles' contacts with each other. */
+static ts_status add_projectile_contacts(ts_fracture *f, projectile *pr, const ts_object_input *in, ts_error *err)
+{
+    double *rest = malloc(3 * in->vertex_count * sizeof *rest);
+    if (!rest)
+        return ts_fail(err, TS_ERR_NOMEM, "projectile '%s': out of memory", in->name);
+    const ts_vec3 centre = pr->body.centroid0;
+    for (size_t v = 0; v < in->vertex_count; v++) {
+        rest[3 * v] = in->vertices[3 * v] - centre.x;
+        rest[3 * v + 1] = in->vertices[3 * v + 1] - centre.y;
+        rest[3 * v + 2] = in->vertices[3 * v + 2] - centre.z;
+    }
+    ts_status st = ts_object_contacts_add(&f->projectile_contacts, &pr->body, rest, in->vertex_count, in->triangles,
+                                          in->triangle_count, f->r, err);
+    free(rest);
+    return st;
+}
+
 static ts_status add_obstacle(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
 {
     obstacle *ob = &f->obs[f->n_obs];
@@ -714,6 +734,9 @@ ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, con
     for (size_t k = 0; st == TS_OK && k < count; k++)
         if (objects[k].role == TS_FRACTURE_PROJECTILE)
             st = add_projectile(f, &objects[k], err);
+    for (size_t k = 0, p = 0; st == TS_OK && f->n_proj > 1 && k < count; k++)
+        if (objects[k].role == TS_FRACTURE_PROJECTILE)
+            st = add_projectile_contacts(f, &f->proj[p++], &objects[k].in, err);
     if (st == TS_OK) {
         const ts_particle_column load = TS_WORK_COLUMN("proj_load", &f->proj_load,
                                                        6 * (f->n_proj ? f->n_proj : 1) * sizeof *f->proj_load);
@@ -740,6 +763,7 @@ void ts_fracture_destroy(ts_fracture *f)
     for (size_t k = 0; f->obs && k < f->n_obs; k++)
         ts_collider_free(&f->obs[k].c);
     free(f->obs), free(f->proj);
+    ts_object_contacts_free(&f->projectile_contacts);
     ts_grid_free(&f->grid);
     ts_fragments_free(&f->frags);
     free(f);
@@ -1105,7 +1129,7 @@ static ts_status settle_under_own_weight(ts_fracture *f, ts_error *err)
     return st;
 }
 
-/* Projectiles: the elements' reactions summed in element order, gravity, the colliders. */
+/* Projectiles: the elements' reactions summed in element order, gravity, the colliders, each other. */
 static void move_projectiles(ts_fracture *f, double dt, double s_end)
 {
     ts_vec3 g = ts_v3(f->p.gravity[0], f->p.gravity[1], f->p.gravity[2]);
@@ -1135,6 +1159,9 @@ static void move_projectiles(ts_fracture *f, double dt, double s_end)
             }
         }
     }
+    for (size_t k = 0; k < f->projectile_contacts.n; k++) /* one not yet launched is held apart */
+        ts_object_contacts_leave_out(&f->projectile_contacts, k, !f->proj[k].active);
+    ts_object_contacts_resolve(&f->projectile_contacts, f->now.frame_dt, s_end);
 }
 
 /* ------------------------------------------------------------------- debris */

@@ -52,11 +52,13 @@ ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object,
     if ((c->n & (c->n - 1)) == 0) { /* grow at powers of two */
         size_t cap = c->n ? 2 * c->n : 4;
         if (ts_resize((void **)&c->objects, cap, sizeof *c->objects) ||
-            ts_resize((void **)&c->shapes, cap, sizeof *c->shapes))
+            ts_resize((void **)&c->shapes, cap, sizeof *c->shapes) ||
+            ts_resize((void **)&c->left_out, cap, sizeof *c->left_out))
             return ts_fail(err, TS_ERR_NOMEM, "out of memory for the contacts of object '%s'", object->name);
     }
     ts_object_shape *sh = &c->shapes[c->n];
     memset(sh, 0, sizeof *sh);
+    c->left_out[c->n] = 0;
     double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
     float *corners = malloc(3 * vertex_count * sizeof *corners);
     if (!corners)
@@ -99,7 +101,14 @@ void ts_object_contacts_free(ts_object_contacts *c)
         ts_collider_free(&c->shapes[k].distance), free(c->shapes[k].points);
     free(c->objects);
     free(c->shapes);
+    free(c->left_out);
     memset(c, 0, sizeof *c);
+}
+
+void ts_object_contacts_leave_out(ts_object_contacts *c, size_t k, int out)
+{
+    if (k < c->n)
+        c->left_out[k] = (uint8_t)(out != 0);
 }
 
 /* The deepest of a's points inside b: how deep (0 if none), where (world), and b's outward normal there (world). */
@@ -128,7 +137,7 @@ static double deepest_inside(const ts_object_shape *sa, const ts_rigid_body *A, 
 static void pair_contact(ts_object_contacts *c, size_t i, size_t j, double frame_dt, double s)
 {
     ts_rigid_object *oi = c->objects[i], *oj = c->objects[j];
-    if (oi->keyframed && oj->keyframed)
+    if ((oi->keyframed && oj->keyframed) || c->left_out[i] || c->left_out[j])
         return;
     const double reach = c->shapes[i].reach + c->shapes[j].reach;
     const ts_vec3 apart = ts_v3_sub(oi->rb.x, oj->rb.x);

@@ -12,7 +12,8 @@
  * the pairs in a fixed order let stacked objects settle, and the result
  * depends on nothing but the objects' order.
  *
- * The granular solvers' objects are ts_rigid_object (sand's objects); the
+ * The granular solvers' objects are ts_rigid_object (sand's objects,
+ * fracture's projectiles among themselves); the
  * water's bodies, sampled by particles, find their pairs from those and
  * resolve them by the same impulse.
  */
@@ -37,6 +38,7 @@ typedef struct ts_object_contacts {
     size_t n;
     ts_rigid_object **objects;   /* the solver's, in its order */
     ts_object_shape *shapes;
+    uint8_t *left_out;           /* 1: not met now (fracture's projectile before its launch frame) */
     size_t found;                /* contacts resolved so far (a pass that adds none is the last) */
 } ts_object_contacts;
 
@@ -48,6 +50,9 @@ ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object,
                                  size_t vertex_count, const int32_t *triangles, size_t triangle_count, double spacing,
                                  ts_error *err);
 void ts_object_contacts_free(ts_object_contacts *c);
+
+/* Leave object k (in the order added) out of the contacts, or take it back. */
+void ts_object_contacts_leave_out(ts_object_contacts *c, size_t k, int out);
 
 /* Resolve the contacts among the objects at their poses now, s of the way
  * through a frame of frame_dt seconds (for keyframed objects' velocities). */

@@ -115,6 +115,33 @@ def test_large_n_gives_fewer_larger_pieces(tmp_path):
     assert len(sizes[30.0]) < 0.5 * len(sizes[0.001]) and sizes[30.0].max() > 3 * sizes[0.001].max()
 
 
+def test_projectiles_collide_with_each_other(tmp_path):
+    """Two steel balls thrown at each other in front of the wall meet and bounce apart, neither passing into the
+    other; a third, not yet launched, is left where it waits. Before 2026-11-29 projectiles went through each other."""
+    from tsubu.shapes import uv_sphere
+    desc = wall(12)
+    r = 0.09
+
+    def ball(name, x, vx, launch):
+        v, t = uv_sphere((0, 0, 0), r, 8, 16)
+        m = np.eye(4)[None].copy()
+        m[0, :3, 3] = (x, -0.8, 0.6)
+        return tsubu.SceneObject(name, "projectile", v, t, matrices=m,
+                                 params={"density": 7800.0, "initial_velocity": [vx, 0.0, 0.0], "launch_frame": launch})
+    desc.objects = [o for o in desc.objects if o.role != "projectile"] + [
+        ball("Left", -0.6, 4.0, 1), ball("Right", 0.6, -4.0, 1), ball("Waiting", 0.0, 0.0, 30)]
+    cache = tsubu.bake(desc, str(tmp_path))
+    frames = cache.frames("rigid")
+    left, right, waiting = (np.array([cache.read_transforms("rigid", f)[n][:3, 3] for f in frames])
+                            for n in ("Left", "Right", "Waiting"))
+    apart = np.linalg.norm(left - right, axis=1)
+    assert apart.min() > 2 * r - 0.01, apart
+    assert left[:, 0].max() < -r + 0.01 and right[:, 0].min() > r - 0.01, (left[:, 0], right[:, 0])  # met at x = 0
+    assert left[4:, 0].min() < left[:, 0].max() - 0.015, left[:, 0]     # and bounced back (restitution 0.1)
+    assert right[4:, 0].max() > right[:, 0].min() + 0.015, right[:, 0]
+    assert np.ptp(waiting, axis=0).max() < 1e-9, waiting   # the two passed through where it waits, untouched
+
+
 def test_one_or_two_threads_give_the_same_bytes(tmp_path):
     code = ("from tsubu import demos\n"
             "d = demos.fracture_scene(frames=6, shots=((0.0, 0.7, 2),), element_count=300, element_radius=0.0)")
