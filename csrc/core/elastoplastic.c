@@ -1114,11 +1114,14 @@ static void slide(double v[3], const double n[3], const double u[3], double slow
         v[a] = u[a] + keep * t[a];
 }
 
-/* The wall a slave is against (within a quarter spacing of the ground or an obstacle, moving into it):
+/* Slaves and masters touch a wall within a quarter spacing of it (half a radius). */
+#define WALL_REACH 0.25
+
+/* The wall a slave is against (within WALL_REACH spacings of the ground or an obstacle, moving into it):
  * its normal to n (zero when free), its velocity to wall, and v's normal part set to the wall's. */
 static void slave_constraint(const ts_elastoplastic *e, size_t s, double v[3], double n[3], double wall[4])
 {
-    const double reach = 0.25 * e->spacing;
+    const double reach = WALL_REACH * e->spacing;
     double depth = -1e300, u[3] = {0, 0, 0};
     n[0] = n[1] = n[2] = 0.0;
     wall[3] = 0.0;
@@ -1387,10 +1390,14 @@ static void move_master(ts_elastoplastic *e, size_t i, double V[3][4], double V0
     for (int a = 0; a < 3; a++)
         v[a] = al * pic[a] + (1.0 - al) * (old[a] + change[a]);              /* eq. 8 */
     float p[3] = {e->x[i], e->y[i], e->z[i]};
-    collide(e, p, v, 0.5 * e->spacing, 0);                                   /* step 8 */
+    /* as far from a wall as the solve holds the slaves (slave_constraint): held a radius off, as until
+     * 2026-11-29, masters stopped where the slaves' velocity field still went on into the wall, and the field
+     * carried the masters above down onto them - a 25 cm block of Soft Clay set on the ground ended as one
+     * layer of masters, its J still 1 */
+    collide(e, p, v, WALL_REACH * e->spacing, 0);                           /* step 8 */
     for (int a = 0; a < 3; a++)
         p[a] += (float)(dt * v[a]);                                          /* eq. 10 */
-    collide(e, p, v, 0.5 * e->spacing, 1);
+    collide(e, p, v, WALL_REACH * e->spacing, 1);
     e->x[i] = p[0], e->y[i] = p[1], e->z[i] = p[2];
     e->vx[i] = (float)v[0], e->vy[i] = (float)v[1], e->vz[i] = (float)v[2];
 }

@@ -356,7 +356,7 @@ static void test_clay_sliding_on_the_ground_stops_by_friction(void)
     const double friction[2] = {0.5, 0.0};
     for (int k = 0; k < 2; k++) {
         clay_throw t;
-        ts_elastoplastic *e = throw_clay(dir, 1, velocity, 0, 12, friction[k], &t);
+        ts_elastoplastic *e = throw_clay(dir, 1, velocity, 0, 18, friction[k], &t);
         if (!e)
             return;
         ts_elastoplastic_stats s;
@@ -365,8 +365,8 @@ static void test_clay_sliding_on_the_ground_stops_by_friction(void)
         speed[k] = s.momentum[0] / (1800.0 * s.rest_volume);
         ts_elastoplastic_destroy(e);
     }
-    CHECK(travel[0] > 0.03 && travel[0] < 0.5 * travel[1]); /* 18 cm: soft clay smears forward as its base stops */
-    CHECK(fabs(speed[0]) < 0.05);
+    CHECK(travel[0] > 0.03 && travel[0] < 0.5 * travel[1]); /* 20 cm: soft clay smears forward as its base stops */
+    CHECK(fabs(speed[0]) < 0.05);                           /* 1 cm/s at 0.75 s (9 cm/s at 0.5 s) */
     CHECK(travel[1] > 0.3 && speed[1] > 0.9);
     remove_dir(dir);
 }
