@@ -50,7 +50,7 @@ ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object,
                                  ts_error *err)
 {
     if ((c->n & (c->n - 1)) == 0) { /* grow at powers of two */
-        size_t cap = c->n ? 2 * c->n : 4;
+        size_t cap = c->n ? 2 * c->n : 1;
         if (ts_resize((void **)&c->objects, cap, sizeof *c->objects) ||
             ts_resize((void **)&c->shapes, cap, sizeof *c->shapes) ||
             ts_resize((void **)&c->left_out, cap, sizeof *c->left_out))
@@ -83,8 +83,8 @@ ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object,
     if (st != TS_OK)
         return st;
     double every = step;
-    while ((sh->point_count = surface_points(rest, vertex_count, triangles, triangle_count, every, NULL)) > MAX_POINTS &&
-           every < 1e30)
+    while ((sh->point_count = surface_points(rest, vertex_count, triangles, triangle_count, every, NULL)) >
+               MAX_POINTS && every < 1e30)
         every *= 1.5;
     if (!(sh->points = malloc(3 * sh->point_count * sizeof *sh->points))) {
         ts_collider_free(&sh->distance);

@@ -477,7 +477,8 @@ static void body_wall_contacts(ts_water *w, body *bd)
                 }
             }
             if (deepest > 0.0)
-                ts_rigid_resolve_contact(&bd->rb, point, normal, deepest, wall_v, TS_BODY_RESTITUTION, TS_BODY_FRICTION);
+                ts_rigid_resolve_contact(&bd->rb, point, normal, deepest, wall_v, TS_BODY_RESTITUTION,
+                                         TS_BODY_FRICTION);
         }
     }
 }

@@ -184,6 +184,9 @@ def test_objects_collide_with_each_other_on_the_sand(tmp_path):
     x = [cache.read_transforms("rigid", f)["Ball"][0, 3] for f in cache.frames("rigid")]
     assert max(x) < 0.8 - radius + 0.01 and x[-1] < 0.8 - radius + 0.005, (max(x), x[-1])
     assert max(x) > 0.8 - radius - 0.01, max(x)                           # it did reach the wall
+    assert_same_bytes_with_one_or_two_threads(
+        tmp_path, "from sand_scenes import balls_meeting\nd, _ = balls_meeting(frames=24)", ("ground", "rigid"),
+        range(1, 25))
 
 
 def test_a_bed_of_absurd_size_is_refused_by_name(tmp_path):
