@@ -551,24 +551,6 @@ static ts_status add_projectile(ts_fracture *f, const ts_fracture_object *o, ts_
     return TS_OK;
 }
 
-/* A projectile's mesh about its centre of mass, for the projectiles' contacts with each other. */
-static ts_status add_projectile_contacts(ts_fracture *f, projectile *pr, const ts_object_input *in, ts_error *err)
-{
-    double *rest = malloc(3 * in->vertex_count * sizeof *rest);
-    if (!rest)
-        return ts_fail(err, TS_ERR_NOMEM, "projectile '%s': out of memory", in->name);
-    const ts_vec3 centre = pr->body.centroid0;
-    for (size_t v = 0; v < in->vertex_count; v++) {
-        rest[3 * v] = in->vertices[3 * v] - centre.x;
-        rest[3 * v + 1] = in->vertices[3 * v + 1] - centre.y;
-        rest[3 * v + 2] = in->vertices[3 * v + 2] - centre.z;
-    }
-    ts_status st = ts_object_contacts_add(&f->projectile_contacts, &pr->body, rest, in->vertex_count, in->triangles,
-                                          in->triangle_count, f->r, err);
-    free(rest);
-    return st;
-}
-
 static ts_status add_obstacle(ts_fracture *f, const ts_fracture_object *o, ts_error *err)
 {
     obstacle *ob = &f->obs[f->n_obs];
@@ -736,7 +718,7 @@ ts_status ts_fracture_create(ts_fracture **out, const ts_fracture_params *p, con
             st = add_projectile(f, &objects[k], err);
     for (size_t k = 0, p = 0; st == TS_OK && f->n_proj > 1 && k < count; k++)
         if (objects[k].role == TS_FRACTURE_PROJECTILE)
-            st = add_projectile_contacts(f, &f->proj[p++], &objects[k].in, err);
+            st = ts_object_contacts_add(&f->projectile_contacts, &f->proj[p++].body, &objects[k].in, f->r, err);
     if (st == TS_OK) {
         const ts_particle_column load = TS_WORK_COLUMN("proj_load", &f->proj_load,
                                                        6 * (f->n_proj ? f->n_proj : 1) * sizeof *f->proj_load);

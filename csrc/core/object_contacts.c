@@ -11,33 +11,31 @@
 #define MAX_POINTS 65536    /* per object; the spacing widens until they fit */
 #define MAX_VOXELS 128.0    /* along an object's longest side */
 
+static ts_vec3 point_at(const float *p, int32_t k) { return ts_v3(p[3 * k], p[3 * k + 1], p[3 * k + 2]); }
+
 /* Points on the surface: the vertices once, then per triangle a lattice of k x k cells over it (k from its longest
  * edge), its corners left out. Counts only when `out` is NULL. */
-static size_t surface_points(const double *rest, size_t vertex_count, const int32_t *tri, size_t triangle_count,
+static size_t surface_points(const float *rest, size_t vertex_count, const int32_t *tri, size_t triangle_count,
                              double spacing, float *out)
 {
     size_t n = 0;
-    for (size_t v = 0; v < vertex_count; v++, n++)
-        if (out)
-            for (int d = 0; d < 3; d++)
-                out[3 * n + d] = (float)rest[3 * v + d];
+    if (out)
+        memcpy(out, rest, 3 * vertex_count * sizeof *out);
+    n += vertex_count;
     for (size_t t = 0; t < triangle_count; t++) {
-        const double *a = rest + 3 * tri[3 * t], *b = rest + 3 * tri[3 * t + 1], *c = rest + 3 * tri[3 * t + 2];
-        double longest = 0.0;
-        for (int e = 0; e < 3; e++) {
-            const double *p = e == 0 ? a : e == 1 ? b : c, *q = e == 0 ? b : e == 1 ? c : a;
-            longest = fmax(longest, sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
-                                         (p[2] - q[2]) * (p[2] - q[2])));
-        }
+        const ts_vec3 a = point_at(rest, tri[3 * t]), b = point_at(rest, tri[3 * t + 1]);
+        const ts_vec3 c = point_at(rest, tri[3 * t + 2]);
+        const ts_vec3 ab = ts_v3_sub(b, a), ac = ts_v3_sub(c, a);
+        const double longest = fmax(fmax(ts_v3_length(ab), ts_v3_length(ac)), ts_v3_length(ts_v3_sub(c, b)));
         const int k = (int)fmin(ceil(longest / spacing), 4096.0);
         for (int i = 0; i <= k; i++)
             for (int j = 0; i + j <= k; j++) {
                 if ((i == 0 && j == 0) || i == k || j == k)
                     continue; /* a corner: a vertex */
                 if (out) {
-                    double u = (double)i / k, w = (double)j / k;
-                    for (int d = 0; d < 3; d++)
-                        out[3 * n + d] = (float)(a[d] + u * (b[d] - a[d]) + w * (c[d] - a[d]));
+                    const ts_vec3 q =
+                        ts_v3_add(a, ts_v3_add(ts_v3_scale(ab, (double)i / k), ts_v3_scale(ac, (double)j / k)));
+                    out[3 * n] = (float)q.x, out[3 * n + 1] = (float)q.y, out[3 * n + 2] = (float)q.z;
                 }
                 n++;
             }
@@ -45,9 +43,8 @@ static size_t surface_points(const double *rest, size_t vertex_count, const int3
     return n;
 }
 
-ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object, const double *rest,
-                                 size_t vertex_count, const int32_t *triangles, size_t triangle_count, double spacing,
-                                 ts_error *err)
+ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object, const ts_object_input *in,
+                                 double spacing, ts_error *err)
 {
     if ((c->n & (c->n - 1)) == 0) { /* grow at powers of two */
         size_t cap = c->n ? 2 * c->n : 1;
@@ -59,40 +56,39 @@ ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object,
     ts_object_shape *sh = &c->shapes[c->n];
     memset(sh, 0, sizeof *sh);
     c->left_out[c->n] = 0;
-    double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
-    float *corners = malloc(3 * vertex_count * sizeof *corners);
-    if (!corners)
+    const size_t nv = in->vertex_count, nt = in->triangle_count;
+    float *rest = malloc(3 * nv * sizeof *rest); /* the body frame: about the centre of mass at frame_start */
+    if (!rest)
         return ts_fail(err, TS_ERR_NOMEM, "out of memory for the contacts of object '%s'", object->name);
-    for (size_t v = 0; v < vertex_count; v++) {
-        double r2 = 0.0;
+    double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    const double centre[3] = {object->centroid0.x, object->centroid0.y, object->centroid0.z};
+    for (size_t v = 0; v < nv; v++) {
         for (int d = 0; d < 3; d++) {
-            corners[3 * v + d] = (float)rest[3 * v + d];
+            rest[3 * v + d] = (float)(in->vertices[3 * v + d] - centre[d]);
             lo[d] = fmin(lo[d], rest[3 * v + d]), hi[d] = fmax(hi[d], rest[3 * v + d]);
-            r2 += rest[3 * v + d] * rest[3 * v + d];
         }
-        sh->reach = fmax(sh->reach, sqrt(r2));
+        sh->reach = fmax(sh->reach, ts_v3_length(point_at(rest, (int32_t)v)));
     }
     /* an object thinner than 8 spacings is sampled finer, so its distance has a few voxels across it; a large one
      * coarser, at most MAX_VOXELS along its longest side (a 3 m rock among 5 mm DEs: 2.3 cm, 8 MB) */
     const double longest = fmax(fmax(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]);
     const double thinnest = fmin(fmin(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]);
     const double step = fmax(fmin(spacing, thinnest / 8.0), longest / MAX_VOXELS);
-    ts_status st = ts_collider_from_mesh(&sh->distance, object->name, corners, vertex_count, triangles,
-                                         triangle_count, step, 2.0, err);
-    free(corners);
-    if (st != TS_OK)
-        return st;
+    ts_status st = ts_collider_from_mesh(&sh->distance, object->name, rest, nv, in->triangles, nt, step, 2.0, err);
     double every = step;
-    while ((sh->point_count = surface_points(rest, vertex_count, triangles, triangle_count, every, NULL)) >
-               MAX_POINTS && every < 1e30)
+    while (st == TS_OK && (sh->point_count = surface_points(rest, nv, in->triangles, nt, every, NULL)) > MAX_POINTS &&
+           every < 1e30)
         every *= 1.5;
-    if (!(sh->points = malloc(3 * sh->point_count * sizeof *sh->points))) {
+    if (st == TS_OK && !(sh->points = malloc(3 * sh->point_count * sizeof *sh->points))) {
         ts_collider_free(&sh->distance);
-        return ts_fail(err, TS_ERR_NOMEM, "out of memory for the contacts of object '%s'", object->name);
+        st = ts_fail(err, TS_ERR_NOMEM, "out of memory for the contacts of object '%s'", object->name);
     }
-    surface_points(rest, vertex_count, triangles, triangle_count, every, sh->points);
-    c->objects[c->n++] = object;
-    return TS_OK;
+    if (st == TS_OK) {
+        surface_points(rest, nv, in->triangles, nt, every, sh->points);
+        c->objects[c->n++] = object;
+    }
+    free(rest);
+    return st;
 }
 
 void ts_object_contacts_free(ts_object_contacts *c)

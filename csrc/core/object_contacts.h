@@ -12,10 +12,9 @@
  * the pairs in a fixed order let stacked objects settle, and the result
  * depends on nothing but the objects' order.
  *
- * The granular solvers' objects are ts_rigid_object (sand's objects,
- * fracture's projectiles among themselves); the
- * water's bodies, sampled by particles, find their pairs from those and
- * resolve them by the same impulse.
+ * Used for ts_rigid_object: sand's objects, and fracture's projectiles
+ * among themselves. The water's bodies, sampled by particles, find their
+ * pairs from those particles and resolve them by the same impulse.
  */
 #ifndef TSUBU_OBJECT_CONTACTS_H
 #define TSUBU_OBJECT_CONTACTS_H
@@ -42,13 +41,11 @@ typedef struct ts_object_contacts {
     size_t found;                /* contacts resolved so far (a pass that adds none is the last) */
 } ts_object_contacts;
 
-/* Add an object: its rest mesh in its body frame (double xyz), points and
- * distance at `spacing` (finer for an object thinner than 8 spacings,
- * coarser for one longer than 128). The object must stay where it is while
- * the set lives. */
-ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object, const double *rest,
-                                 size_t vertex_count, const int32_t *triangles, size_t triangle_count, double spacing,
-                                 ts_error *err);
+/* Add an object with the mesh it was made from (world space at frame_start), points and distance at
+ * `spacing` (finer for an object thinner than 8 spacings, coarser for one longer than 128). The object must
+ * stay where it is while the set lives. */
+ts_status ts_object_contacts_add(ts_object_contacts *c, ts_rigid_object *object, const ts_object_input *in,
+                                 double spacing, ts_error *err);
 void ts_object_contacts_free(ts_object_contacts *c);
 
 /* Leave object k (in the order added) out of the contacts, or take it back. */

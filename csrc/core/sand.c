@@ -340,12 +340,11 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
     size_t simulated = 0;
     for (size_t k = 0; k < s->n_objects; k++)
         simulated += !s->objects[k].body.keyframed;
-    for (size_t k = 0; s->n_objects > 1 && simulated > 0 && k < s->n_objects; k++) {
-        object *ob = &s->objects[k];
-        if ((st = ts_object_contacts_add(&s->object_contacts, &ob->body, ob->rest, ob->vertex_count, ob->triangles,
-                                         ob->triangle_count, p->element_radius, err)) != TS_OK)
+    for (size_t k = 0, o = 0; s->n_objects > 1 && simulated > 0 && k < count; k++)
+        if (objects[k].role == TS_SAND_OBJECT &&
+            (st = ts_object_contacts_add(&s->object_contacts, &s->objects[o++].body, &objects[k].in, p->element_radius,
+                                         err)) != TS_OK)
             return st;
-    }
     s->law = (ts_contact_law){p->contact_time > 0.0 ? p->contact_time : automatic_contact_time(s), p->restitution,
                               p->friction};
     ts_contact_coefficients(&s->law, 1.0, &s->K0, &s->C0);

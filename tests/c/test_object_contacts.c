@@ -6,8 +6,9 @@
 #include "fixtures.h"
 #include "core/object_contacts.h"
 
-/* A box object of half-size h about `centre`, simulated (density > 0, velocity v) or keyframed still (density 0). */
-static void make_object(ts_rigid_object *ob, double rest[24], box_mesh *mesh, const char *name, ts_vec3 centre,
+/* A box object of half-size h about `centre`, simulated (density > 0, velocity v) or keyframed still (density 0),
+ * added to the contacts c. */
+static void make_object(ts_object_contacts *c, ts_rigid_object *ob, box_mesh *mesh, const char *name, ts_vec3 centre,
                         double h, double density, ts_vec3 v)
 {
     const float lo[3] = {(float)(centre.x - h), (float)(centre.y - h), (float)(centre.z - h)};
@@ -24,9 +25,7 @@ static void make_object(ts_rigid_object *ob, double rest[24], box_mesh *mesh, co
     ts_error err;
     CHECK(ts_rigid_object_init(ob, &in, "object", &mp, &err) == TS_OK);
     ts_rigid_object_begin_frame(ob, 0);
-    for (int k = 0; k < 8; k++)
-        for (int d = 0; d < 3; d++)
-            rest[3 * k + d] = mesh->vertices[3 * k + d] - (d == 0 ? mp.centroid.x : d == 1 ? mp.centroid.y : mp.centroid.z);
+    CHECK(ts_object_contacts_add(c, ob, &in, 0.01, &err) == TS_OK);
 }
 
 /* Two 10 cm cubes thrown at each other off-centre, in free flight: they never pass into each other, momentum is
@@ -35,14 +34,10 @@ static void test_two_cubes_collide(void)
 {
     ts_rigid_object a, b;
     box_mesh ma, mb;
-    double ra[24], rb[24];
-    make_object(&a, ra, &ma, "A", ts_v3(0, 0, 0), 0.05, 2000, ts_v3(1.0, 0, 0));
-    make_object(&b, rb, &mb, "B", ts_v3(0.3, 0.03, 0), 0.05, 500, ts_v3(-1.0, 0, 0));
     ts_object_contacts c;
     memset(&c, 0, sizeof c);
-    ts_error err;
-    CHECK(ts_object_contacts_add(&c, &a, ra, 8, ma.triangles, 12, 0.01, &err) == TS_OK);
-    CHECK(ts_object_contacts_add(&c, &b, rb, 8, mb.triangles, 12, 0.01, &err) == TS_OK);
+    make_object(&c, &a, &ma, "A", ts_v3(0, 0, 0), 0.05, 2000, ts_v3(1.0, 0, 0));
+    make_object(&c, &b, &mb, "B", ts_v3(0.3, 0.03, 0), 0.05, 500, ts_v3(-1.0, 0, 0));
     const ts_vec3 P0 = ts_v3_add(a.rb.P, b.rb.P);
     const double e0 = ts_rigid_kinetic_energy(&a.rb) + ts_rigid_kinetic_energy(&b.rb);
     double closest = 1.0;
@@ -67,14 +62,10 @@ static void test_cube_rests_on_a_keyframed_one(void)
 {
     ts_rigid_object floor, top;
     box_mesh mf, mt;
-    double rf[24], rt[24];
-    make_object(&floor, rf, &mf, "Floor", ts_v3(0, 0, 0), 0.2, 0.0, ts_v3(0, 0, 0));
-    make_object(&top, rt, &mt, "Top", ts_v3(0.05, 0, 0.4), 0.05, 800, ts_v3(0, 0, 0));
     ts_object_contacts c;
     memset(&c, 0, sizeof c);
-    ts_error err;
-    CHECK(ts_object_contacts_add(&c, &floor, rf, 8, mf.triangles, 12, 0.01, &err) == TS_OK);
-    CHECK(ts_object_contacts_add(&c, &top, rt, 8, mt.triangles, 12, 0.01, &err) == TS_OK);
+    make_object(&c, &floor, &mf, "Floor", ts_v3(0, 0, 0), 0.2, 0.0, ts_v3(0, 0, 0));
+    make_object(&c, &top, &mt, "Top", ts_v3(0.05, 0, 0.4), 0.05, 800, ts_v3(0, 0, 0));
     const double dt = 1e-3;
     for (int step = 0; step < 1500; step++) {
         ts_rigid_clear_forces(&top.rb);
