@@ -75,17 +75,20 @@ void ts_colour_blocks_run(const ts_colour_blocks *b, ts_colour_block_fn fn, void
 {
     #pragma omp parallel
     {
-        /* each thread takes the blocks that start in its share of the colour's particles: balanced to a block,
-         * and the same blocks on every pass, whose particles and neighbours are still in its core's cache from
-         * the pass before (blocks dealt out dynamically came to a thread cold: a CG ran 35 ms a step against 27) */
+        /* each thread takes the blocks whose middle lies in its share of the colour's particles: balanced to half
+         * a block, and the same blocks on every pass, whose particles and neighbours are still in its core's cache
+         * from the pass before (blocks dealt out dynamically came to a thread cold: a CG ran 35 ms a step against
+         * 27). By where blocks start, the first thread took every block across the split: 7-9 % more work */
         const size_t threads = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
         for (int colour = 0; colour < TS_COLOURS; colour++) {
             const size_t first = b->colour_start[colour], end = b->colour_start[colour + 1];
             const size_t p0 = b->block_start[first], count = b->block_start[end] - p0;
             const size_t lo = p0 + count * t / threads, hi = p0 + count * (t + 1) / threads;
-            for (size_t k = first; k < end; k++)
-                if (b->block_start[k] >= lo && b->block_start[k] < hi)
+            for (size_t k = first; k < end; k++) {
+                const size_t twice_middle = (size_t)b->block_start[k] + b->block_start[k + 1];
+                if (twice_middle >= 2 * lo && twice_middle < 2 * hi)
                     fn(user, b->block_start[k], b->block_start[k + 1]);
+            }
             #pragma omp barrier
         }
     }

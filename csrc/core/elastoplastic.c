@@ -88,6 +88,7 @@ struct ts_elastoplastic {
     float *rest;                /* 3: where each master started (the skin's reference) */
     double *G;                  /* work, 12: V0 P(F_E) F_E^T, the stress term of eq. 11, by columns of 4 */
     double *harden;             /* work: the hardening factor on the Lame parameters (update_step_limits) */
+    uint8_t *parted;            /* work: a former neighbour is farther than 2h (remesh_slaves) */
     double *centre;             /* work, 3: the slaves' weighted centre relative to the master */
     double *grad;               /* work, 9: the velocity gradient of the step */
     uint32_t *mpairs;           /* work, 2: the pairs of the master at position p of `blocks` are [mpairs[2 p], mpairs[2 p + 1]) */
@@ -588,6 +589,7 @@ ts_status ts_elastoplastic_create(ts_elastoplastic **out, const ts_elastoplastic
         TS_WORK_COLUMN("G", &e->G, 12 * d), TS_WORK_COLUMN("harden", &e->harden, d),
         TS_WORK_COLUMN("centre", &e->centre, 3 * d),
         TS_WORK_COLUMN("grad", &e->grad, 9 * d), TS_WORK_COLUMN("pairs", &e->mpairs, 2 * u),
+        TS_WORK_COLUMN("parted", &e->parted, sizeof *e->parted),
     };
     const ts_particle_column slaves[] = {
         TS_STATE_COLUMN("x", &e->sx, TS_ATTR_F32, 1), TS_STATE_COLUMN("y", &e->sy, TS_ATTR_F32, 1),
@@ -1481,9 +1483,21 @@ static ts_status remesh_slaves(ts_elastoplastic *e, ts_error *err)
         gone += !keep;
     }
     const double parted2 = e->support * e->support;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < e->masters.n; i++) { /* found in parallel, added in master order */
+        int any = 0;
+        for (int a = 0; a < ADJACENT; a++) {
+            const uint32_t j = e->adj[ADJACENT * i + a];
+            if (j == NONE)
+                continue;
+            const double dx = e->x[j] - e->x[i], dy = e->y[j] - e->y[i], dz = e->z[j] - e->z[i];
+            any |= dx * dx + dy * dy + dz * dz > parted2;
+        }
+        e->parted[i] = (uint8_t)any;
+    }
     int grid_now = 0;
     for (size_t i = 0; i < e->masters.n; i++)
-        for (int a = 0; a < ADJACENT; a++) {
+        for (int a = 0; a < ADJACENT && e->parted[i]; a++) {
             uint32_t j = e->adj[ADJACENT * i + a];
             if (j == NONE)
                 continue;
