@@ -68,6 +68,8 @@
 #define REMOVE_WITHIN 0.15      /* sec. 4.3: slaves closer than 0.15 h merge */
 #define WAVE_SPACINGS 8.0       /* implicit steps: spacings an elastic wave may cross per step */
 #define SKIN_MASTERS 8          /* masters a skin vertex follows */
+#define NO_STRAIN 1e-12        /* a master whose velocities strain it by less than this in a step moves rigidly: the
+                                 * CG's first residual leaves it out (the solve's own tolerance is 1e-4) */
 #define PAIR_SKIN 0.25          /* candidate pairs are kept within the support + this share of a spacing */
 
 /* a slave's row of ts_elastoplastic.acc: vectors of 4 */
@@ -1009,28 +1011,39 @@ TS_WIDE_CLONES static void scatter_to_slaves(ts_elastoplastic *e, size_t i, size
     }
 }
 
-/* sum over master i's slaves (at position p) of v_s (D^-1 d N)^T, v a slave field: the velocity gradient of eq. 7
- * in its MLS form, and the CG's variation of it (rows of 4: the fourth lane, v_s N, is left unused) */
+/* sum over master i's slaves (at position p) of (v_s - v_first) (D^-1 d N)^T, v a slave field and v_first its value
+ * at the master's first slave: the CG's variation of the velocity gradient of eq. 7 in its MLS form (rows of 4: the
+ * fourth lane is left unused). The gradients sum to zero, so v_first changes nothing but the rounding: stored as
+ * floats they sum to about 1e-7 of one, which made a body falling at 1 m/s strain by 1e-8 a step; without v_first
+ * a uniform field has no gradient whatever its speed */
 TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const double *v, size_t p, double A[3][3])
 {
     ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
-    for (uint32_t k = e->mpairs[2 * p]; k < e->mpairs[2 * p + 1]; k++) {
+    const uint32_t first = e->mpairs[2 * p], end = e->mpairs[2 * p + 1];
+    const double *ref = first < end ? v + 3 * (size_t)e->pair_slave[first] : NULL;
+    for (uint32_t k = first; k < end; k++) {
         const double *vs = v + 3 * (size_t)e->pair_slave[k];
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
-        row0 += vs[0] * g, row1 += vs[1] * g, row2 += vs[2] * g;
+        row0 += (vs[0] - ref[0]) * g, row1 += (vs[1] - ref[1]) * g, row2 += (vs[2] - ref[2]) * g;
     }
     for (int b = 0; b < 3; b++)
         A[0][b] = row0[b], A[1][b] = row1[b], A[2][b] = row2[b];
 }
 
-/* dG D^-1 d N scattered from master i (at position p) to its slaves' shares, dG by columns */
+/* dG D^-1 d N scattered from master i (at position p) to its slaves' shares, dG by columns: gather_gradient's
+ * transpose, its first slave's value taken off included, so that the CG's operator stays symmetric */
 TS_WIDE_CLONES static void scatter_variation(ts_elastoplastic *e, const double *dG, size_t p)
 {
     const ts_d4 G0 = ts_d4_load(dG), G1 = ts_d4_load(dG + 4), G2 = ts_d4_load(dG + 8);
-    for (uint32_t k = e->mpairs[2 * p]; k < e->mpairs[2 * p + 1]; k++) {
+    const uint32_t first = e->mpairs[2 * p], end = e->mpairs[2 * p + 1];
+    ts_d4 sum = {0.0, 0.0, 0.0, 0.0};
+    for (uint32_t k = first; k < end; k++) {
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         TS_D4_ADD(e->share + 4 * (size_t)e->pair_slave[k], G0 * g[0] + G1 * g[1] + G2 * g[2]);
+        sum += g;
     }
+    if (first < end)
+        TS_D4_ADD(e->share + 4 * (size_t)e->pair_slave[first], -(G0 * sum[0] + G1 * sum[1] + G2 * sum[2]));
 }
 
 /* Steps 0-3 at the masters of one block: the material, the pairs, the shares to the slaves. */
@@ -1051,6 +1064,7 @@ typedef struct operator_pass {
     ts_elastoplastic *e;
     const double *u;
     double dt;
+    int velocities; /* u is the velocities themselves (the first residual), not a CG direction */
 } operator_pass;
 
 /* H(u) at the masters of one block: each gathers dF from u, and scatters its dG. Four at a time, by the groups of
@@ -1063,17 +1077,25 @@ TS_WIDE_CLONES static void operator_block(void *user, size_t first, size_t end)
         const size_t lo = 4 * group > first ? 4 * group : first, hi = 4 * group + 4 < end ? 4 * group + 4 : end;
         const ts_d4 zero = {0.0, 0.0, 0.0, 0.0};
         ts_d4 grad[3][3] = {{zero, zero, zero}, {zero, zero, zero}, {zero, zero, zero}};
+        int strained[4] = {0, 0, 0, 0}, any = 0;
         for (size_t p = lo; p < hi; p++) {
             double A[3][3]; /* sum N u_s (D^-1 d)^T */
             gather_gradient(e, o->u, p, A);
             for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
+                for (int b = 0; b < 3; b++) {
                     grad[a][b][p % 4] = o->dt * A[a][b];
+                    strained[p % 4] |= !o->velocities || fabs(grad[a][b][p % 4]) > NO_STRAIN;
+                }
+            any |= strained[p % 4];
         }
+        if (!any)
+            continue; /* moving rigidly: nothing to scatter (a falling body's whole first residual) */
         const operator_lanes *lanes = e->lanes + group;
         ts_d4 dG[3][3];
         stress_variation_Ft(lanes, grad, dG);
         for (size_t p = lo; p < hi; p++) {
+            if (!strained[p % 4])
+                continue;
             ts_mat3 lane;
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++)
@@ -1087,10 +1109,10 @@ TS_WIDE_CLONES static void operator_block(void *user, size_t first, size_t end)
 
 /* The linear operator of eq. 15 times the slave masses: A u = M u + beta dt H(u), H(u) the force variation
  * of the displacement dt u (matrix-free: the masters gather dF and scatter dG). */
-static void apply_operator(ts_elastoplastic *e, const double *u, double *out, double dt)
+static void apply_operator(ts_elastoplastic *e, const double *u, double *out, double dt, int velocities)
 {
     const size_t ns = e->slaves.n;
-    operator_pass o = {e, u, dt};
+    operator_pass o = {e, u, dt, velocities};
     ts_colour_blocks_run(&e->blocks, operator_block, &o); /* into e->share, zero on entry */
     const double scale = e->p.beta * dt;
     #pragma omp parallel for schedule(static)
@@ -1229,7 +1251,7 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     e->cg_residual = 0.0;
     if (!implicit)
         return;
-    apply_operator(e, e->sv, e->cg_q, dt);
+    apply_operator(e, e->sv, e->cg_q, dt, 1);
     #pragma omp parallel for schedule(static)
     for (size_t k = 0; k < len; k++)
         e->cg_r[k] = e->rhs[k] - e->cg_q[k];
@@ -1241,7 +1263,7 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
     const double goal = e->p.cg_tolerance * e->p.cg_tolerance * (b2 > 0.0 ? b2 : 1.0);
     int it = 0;
     while (it < e->p.cg_iterations && rr > goal) {
-        apply_operator(e, e->cg_p, e->cg_q, dt);
+        apply_operator(e, e->cg_p, e->cg_q, dt, 0);
         double pq = ts_dot_f64(e->cg_p, e->cg_q, len); /* p has no constrained parts: q's make no difference */
         if (!(pq > 0.0))
             break; /* not positive along p: keep what converged so far */
