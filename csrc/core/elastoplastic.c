@@ -68,8 +68,9 @@
 #define REMOVE_WITHIN 0.15      /* sec. 4.3: slaves closer than 0.15 h merge */
 #define WAVE_SPACINGS 8.0       /* implicit steps: spacings an elastic wave may cross per step */
 #define SKIN_MASTERS 8          /* masters a skin vertex follows */
-#define NO_STRAIN 1e-12        /* a master whose velocities strain it by less than this in a step moves rigidly: the
-                                 * CG's first residual leaves it out (the solve's own tolerance is 1e-4) */
+#define VELOCITY_ROUNDING 1e-6 /* velocities are stored as floats, to 1.2e-7 of their size: a master whose velocities
+                                 * strain it by less than this share of its speed x dt / spacing in a step (or 1e-12)
+                                 * moves rigidly - the CG's first residual leaves it out, and its F_E stays */
 #define PAIR_SKIN 0.25          /* candidate pairs are kept within the support + this share of a spacing */
 
 /* a slave's row of ts_elastoplastic.acc: vectors of 4 */
@@ -1016,17 +1017,19 @@ TS_WIDE_CLONES static void scatter_to_slaves(ts_elastoplastic *e, size_t i, size
  * fourth lane is left unused). The gradients sum to zero, so v_first changes nothing but the rounding: stored as
  * floats they sum to about 1e-7 of one, which made a body falling at 1 m/s strain by 1e-8 a step; without v_first
  * a uniform field has no gradient whatever its speed */
-TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const double *v, size_t p, double A[3][3])
+TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const double *v, size_t p, double A[3][4],
+                                           double *speed)
 {
     ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
     const uint32_t first = e->mpairs[2 * p], end = e->mpairs[2 * p + 1];
-    const double *ref = first < end ? v + 3 * (size_t)e->pair_slave[first] : NULL;
+    const double none[3] = {0.0, 0.0, 0.0}, *ref = first < end ? v + 3 * (size_t)e->pair_slave[first] : none;
+    *speed = sqrt(ref[0] * ref[0] + ref[1] * ref[1] + ref[2] * ref[2]);
     for (uint32_t k = first; k < end; k++) {
         const double *vs = v + 3 * (size_t)e->pair_slave[k];
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         row0 += (vs[0] - ref[0]) * g, row1 += (vs[1] - ref[1]) * g, row2 += (vs[2] - ref[2]) * g;
     }
-    for (int b = 0; b < 3; b++)
+    for (int b = 0; b < 4; b++)
         A[0][b] = row0[b], A[1][b] = row1[b], A[2][b] = row2[b];
 }
 
@@ -1060,6 +1063,20 @@ static void shares_block(void *user, size_t first, size_t end)
     }
 }
 
+/* Whether a velocity gradient V (rows of 4: gather_motion's, gather_gradient's) strains a master moving at `speed`
+ * by no more than its velocities' rounding in dt: it then keeps its F_E, F_P and their SVD as they are (a falling
+ * body's masters all do). A uniform motion gave strains of 1e-11 to 1e-8 a step, as the masters' float velocities
+ * differ in their last bits. */
+static int moves_rigidly(const ts_elastoplastic *e, double V[3][4], double speed, double dt)
+{
+    const double floor = 1e-12 + VELOCITY_ROUNDING * speed * dt / e->spacing;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            if (!(fabs(dt * V[a][b]) <= floor))
+                return 0;
+    return 1;
+}
+
 typedef struct operator_pass {
     ts_elastoplastic *e;
     const double *u;
@@ -1079,13 +1096,12 @@ TS_WIDE_CLONES static void operator_block(void *user, size_t first, size_t end)
         ts_d4 grad[3][3] = {{zero, zero, zero}, {zero, zero, zero}, {zero, zero, zero}};
         int strained[4] = {0, 0, 0, 0}, any = 0;
         for (size_t p = lo; p < hi; p++) {
-            double A[3][3]; /* sum N u_s (D^-1 d)^T */
-            gather_gradient(e, o->u, p, A);
+            double A[3][4], speed; /* sum N u_s (D^-1 d)^T */
+            gather_gradient(e, o->u, p, A, &speed);
             for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++) {
+                for (int b = 0; b < 3; b++)
                     grad[a][b][p % 4] = o->dt * A[a][b];
-                    strained[p % 4] |= !o->velocities || fabs(grad[a][b][p % 4]) > NO_STRAIN;
-                }
+            strained[p % 4] = !o->velocities || !moves_rigidly(e, A, speed, o->dt);
             any |= strained[p % 4];
         }
         if (!any)
@@ -1330,32 +1346,40 @@ static void collide(const ts_elastoplastic *e, float p[3], double v[3], double r
 
 /* What steps 6-9 need of master i's slaves (at position p), in one pass: V[a] = sum v_s[a] (D^-1 d N, N) - the
  * velocity gradient of eq. 7 in its MLS form, and in the fourth lane sum N v_s (eq. 9's PIC velocity) - and V0
- * the same of v0 (the FLIP update's change is their difference) */
+ * the same of v0 (the FLIP update's change is their difference). As in gather_gradient, the sums are of v_s less
+ * its value at the first slave (given back to the PIC velocity by sum N), so that a body moving uniformly has no
+ * gradient: with the gradients' float rounding it strained by 1e-8 a step for each m/s of its speed */
 TS_WIDE_CLONES static void gather_motion(const ts_elastoplastic *e, size_t p, double V[3][4], double V0[3][4])
 {
     const ts_d4 zero = {0.0, 0.0, 0.0, 0.0};
-    ts_d4 v0 = zero, v1 = zero, v2 = zero, o0 = zero, o1 = zero, o2 = zero;
-    for (uint32_t k = e->mpairs[2 * p]; k < e->mpairs[2 * p + 1]; k++) {
+    ts_d4 v0 = zero, v1 = zero, v2 = zero, o0 = zero, o1 = zero, o2 = zero, sum = zero;
+    const uint32_t first = e->mpairs[2 * p], end = e->mpairs[2 * p + 1];
+    double ref[3] = {0.0, 0.0, 0.0}, ref0[3] = {0.0, 0.0, 0.0};
+    if (first < end)
+        for (int a = 0; a < 3; a++)
+            ref[a] = e->sv[3 * (size_t)e->pair_slave[first] + a], ref0[a] = e->sv0[3 * (size_t)e->pair_slave[first] + a];
+    for (uint32_t k = first; k < end; k++) {
         const size_t s = e->pair_slave[k];
         const ts_d4 gN = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
         const double *v = e->sv + 3 * s, *old = e->sv0 + 3 * s;
-        v0 += v[0] * gN, v1 += v[1] * gN, v2 += v[2] * gN;
-        o0 += old[0] * gN, o1 += old[1] * gN, o2 += old[2] * gN;
+        v0 += (v[0] - ref[0]) * gN, v1 += (v[1] - ref[1]) * gN, v2 += (v[2] - ref[2]) * gN;
+        o0 += (old[0] - ref0[0]) * gN, o1 += (old[1] - ref0[1]) * gN, o2 += (old[2] - ref0[2]) * gN;
+        sum += gN;
     }
+    v0[3] += ref[0] * sum[3], v1[3] += ref[1] * sum[3], v2[3] += ref[2] * sum[3];
+    o0[3] += ref0[0] * sum[3], o1[3] += ref0[1] * sum[3], o2[3] += ref0[2] * sum[3];
     memcpy(V[0], &v0, sizeof v0), memcpy(V[1], &v1, sizeof v1), memcpy(V[2], &v2, sizeof v2);
     memcpy(V0[0], &o0, sizeof o0), memcpy(V0[1], &o1, sizeof o1), memcpy(V0[2], &o2, sizeof o2);
 }
 
-/* Eqs. 6-7 and 18 at master i: the velocity gradient (kept for eq. 9) and the trial elastic F, whose SVD (from the
- * last step's V) follows. */
-static ts_mat3 trial_elastic_gradient(ts_elastoplastic *e, size_t i, double V[3][4], double dt)
+/* Eqs. 6-7 and 18 at master i: the trial elastic F from the velocity gradient V, whose SVD (from the last step's V)
+ * follows. */
+static ts_mat3 trial_elastic_gradient(const ts_elastoplastic *e, size_t i, double V[3][4], double dt)
 {
     ts_mat3 step = ts_m3_identity();
     for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) {
+        for (int b = 0; b < 3; b++)
             step.m[a][b] += dt * V[a][b];                                    /* eq. 7, MLS form */
-            e->grad[9 * i + 3 * a + b] = V[a][b];
-        }
     return ts_m3_mul(step, mat_get(e->FE + 9 * i));                          /* eq. 18 */
 }
 
@@ -1452,16 +1476,27 @@ static void motion_block(void *user, size_t first, size_t end)
         const size_t lanes = end - first4 < 4 ? end - first4 : 4;
         ts_mat3 FE[4], guess[4], U[4], V[4];
         double sig[4][3], sums[4][3][4], sums0[4][3][4];
+        size_t strained[4], count = 0; /* the lanes that deform, first in FE */
         for (size_t l = 0; l < lanes; l++) {
             const size_t i = e->blocks.order[first4 + l];
             gather_motion(e, first4 + l, sums[l], sums0[l]);
-            FE[l] = trial_elastic_gradient(e, i, sums[l], o->dt);
-            guess[l] = mat_get(e->FE_V + 9 * i);                  /* the last step's V */
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    e->grad[9 * i + 3 * a + b] = sums[l][a][b];  /* for eq. 9 */
+            const double speed = sqrt(sums[l][0][3] * sums[l][0][3] + sums[l][1][3] * sums[l][1][3] +
+                                      sums[l][2][3] * sums[l][2][3]); /* eq. 9's PIC velocity */
+            if (!moves_rigidly(e, sums[l], speed, o->dt)) {
+                FE[count] = trial_elastic_gradient(e, i, sums[l], o->dt);
+                guess[count] = mat_get(e->FE_V + 9 * i);          /* the last step's V */
+                strained[count++] = l;
+            }
         }
-        ts_svd3_near4(FE, guess, lanes, U, sig, V);
+        if (count > 0)
+            ts_svd3_near4(FE, guess, count, U, sig, V);
+        for (size_t k = 0; k < count; k++)
+            deform(e, e->blocks.order[first4 + strained[k]], FE[k], U[k], sig[k], V[k]); /* step 6 */
         for (size_t l = 0; l < lanes; l++) {
             const size_t p = first4 + l, i = e->blocks.order[p];
-            deform(e, i, FE[l], U[l], sig[l], V[l]);              /* step 6 */
             move_master(e, i, sums[l], sums0[l], o->dt);          /* steps 7-9 */
             scatter_momentum(e, i, p);
         }

@@ -120,7 +120,10 @@ static void test_free_fall_does_not_deform(void)
         return;
     ts_elastoplastic_stats s;
     ts_elastoplastic_get_stats(e, &s);
-    CHECK_NEAR(s.volume, s.rest_volume, 1e-6 * s.rest_volume);
+    /* not strained at all, whatever its speed: its velocity gradients are taken relative to one slave's velocity,
+     * and masters that move rigidly keep their F_E (with the gradients' float rounding it strained by 1e-8 a step
+     * for each m/s, and the volume drifted) */
+    CHECK(s.volume == s.rest_volume && s.max_plastic_strain == 0.0);
     CHECK_NEAR(s.momentum[2] / (1000.0 * s.rest_volume), -9.81 * 5.0 / 24.0, 0.002); /* falls at g */
     extent b = masters_extent(e);
     CHECK_NEAR(b.hi[2] - b.lo[2], 0.09f, 1e-4);
