@@ -1354,10 +1354,9 @@ TS_WIDE_CLONES static void gather_motion(const ts_elastoplastic *e, size_t p, do
     const ts_d4 zero = {0.0, 0.0, 0.0, 0.0};
     ts_d4 v0 = zero, v1 = zero, v2 = zero, o0 = zero, o1 = zero, o2 = zero, sum = zero;
     const uint32_t first = e->mpairs[2 * p], end = e->mpairs[2 * p + 1];
-    double ref[3] = {0.0, 0.0, 0.0}, ref0[3] = {0.0, 0.0, 0.0};
-    if (first < end)
-        for (int a = 0; a < 3; a++)
-            ref[a] = e->sv[3 * (size_t)e->pair_slave[first] + a], ref0[a] = e->sv0[3 * (size_t)e->pair_slave[first] + a];
+    const double none[3] = {0.0, 0.0, 0.0};
+    const double *ref = first < end ? e->sv + 3 * (size_t)e->pair_slave[first] : none,
+                 *ref0 = first < end ? e->sv0 + 3 * (size_t)e->pair_slave[first] : none;
     for (uint32_t k = first; k < end; k++) {
         const size_t s = e->pair_slave[k];
         const ts_d4 gN = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
