@@ -23,13 +23,14 @@ def _block(n, spacing=0.01, seed=1):
     return p
 
 
-def _in_process(call, threads, what):
+def _in_process(call, threads, what, tuner=False):
     """Run `tsubu.benchmarks.<call>` in a fresh Python with OMP_NUM_THREADS=threads (so each case has its
-    own thread pool and memory) and return the JSON of its last line of output (None if it printed none)."""
+    own thread pool and memory) and return the JSON of its last line of output (None if it printed none).
+    tuner: let the bake choose between 1 and `threads` as it measures (threads.h), as bench load does."""
     import json
     import subprocess
     import sys
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), TSUBU_BENCH_TUNER="1" if tuner else "0")
     out = subprocess.run([sys.executable, "-c", f"import tsubu.benchmarks as b; b.{call}"], env=env,
                          capture_output=True, text=True)
     if out.returncode != 0:
@@ -63,6 +64,14 @@ def bench_core():
 
 
 SUBSTEPS = 60
+
+
+def _fixed_threads():
+    """Whether a benchmark's bake runs every step on OMP_NUM_THREADS threads: the count it reports. A bake
+    otherwise starts on the cores it finds idle and then keeps the count it measures faster (threads.h), so on
+    a shared machine a case meant for 2 threads ran its first substeps on 1 and read up to twice as slow.
+    bench load measures that tuner, and turns it on."""
+    return os.environ.get("TSUBU_BENCH_TUNER") != "1"
 
 
 def _dam_break(n, speed=0.0, bodies=0):
@@ -102,7 +111,8 @@ def _dam_break(n, speed=0.0, bodies=0):
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
         stats = _core.water_bake(settings, objects, folder, 1, 3, fps, max_substeps=SUBSTEPS,
-                                 progress=lambda frame, *a: stamps.setdefault(frame, []).append(time.perf_counter()))
+                                 progress=lambda frame, *a: stamps.setdefault(frame, []).append(time.perf_counter()),
+                                 fixed_threads=_fixed_threads())
         bake_seconds = time.perf_counter() - started
     # between the first and last substep of each frame: no set-up, no output writing
     elapsed = sum(t[-1] - t[0] for t in stamps.values())
@@ -162,7 +172,7 @@ def _sand_rate(desc, fps, steps_per_frame):
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
         stats = _core.sand_bake(settings, objects, folder, desc.frame_start, desc.frame_end, fps,
-                                max_substeps=steps_per_frame, progress=stamp)
+                                max_substeps=steps_per_frame, progress=stamp, fixed_threads=_fixed_threads())
         bake_seconds = time.perf_counter() - started
     print(json.dumps({"elements": stats["max_elements_seen"], "steps": len(stamps) - 1,
                       "seconds": stamps[-1] - stamps[0], "bake_seconds": bake_seconds}))
@@ -419,7 +429,7 @@ def _fracture_wall(n, frames):
         for last in (1, frames):
             Cache(folder).create("fracture", d.parameters, 1, last, 24.0, 0, fracture.streams(d))
             t = time.perf_counter()
-            st = _core.fracture_bake(settings, objects, folder, 1, last, 24.0)
+            st = _core.fracture_bake(settings, objects, folder, 1, last, 24.0, fixed_threads=_fixed_threads())
             out[last] = (time.perf_counter() - t, st)
     setup, st = out[1]
     total, st = out[frames]
@@ -508,7 +518,7 @@ def bench_load():
         for effect, call in LOAD_CASES:
             seconds = {}
             for threads in (1, 2) * 5:
-                seconds.setdefault(threads, []).append(_in_process(call, threads, effect)["bake_seconds"])
+                seconds.setdefault(threads, []).append(_in_process(call, threads, effect, tuner=True)["bake_seconds"])
             one, two = statistics.median(seconds[1]), statistics.median(seconds[2])
             worst = min(worst, one / two)
             print(f"{effect} {call} under load: 1 thread {one:6.2f} s, 2 threads {two:6.2f} s (medians), "
@@ -550,7 +560,8 @@ def _erosion_lake(n, interval=50):
     stamps = {}
     with tempfile.TemporaryDirectory() as folder:
         stats = _core.erosion_bake(settings, objects, folder, 1, 3, fps, max_substeps=SUBSTEPS,
-                                   progress=lambda frame, *a: stamps.setdefault(frame, []).append(time.perf_counter()))
+                                   progress=lambda frame, *a: stamps.setdefault(frame, []).append(time.perf_counter()),
+                                   fixed_threads=_fixed_threads())
     elapsed = sum(t[-1] - t[0] for t in stamps.values())
     steps = sum(len(t) - 1 for t in stamps.values())
     print(json.dumps({"particles": stats["fluid_particles"], "steps": steps, "seconds": elapsed,
@@ -604,7 +615,7 @@ def _elastoplastic_cube(n, substeps=10, landing=False):
     with tempfile.TemporaryDirectory() as folder:
         stats = _core.elastoplastic_bake(settings, objects, folder, 1, frames, fps, max_substeps=substeps,
                                          progress=lambda frame, *a: stamps.setdefault(frame, []).append(
-                                             time.perf_counter()))
+                                             time.perf_counter()), fixed_threads=_fixed_threads())
     elapsed = sum(t[-1] - t[0] for t in stamps.values())
     steps = sum(len(t) - 1 for t in stamps.values())
     # the step the default rule takes here (elastoplastic.c's stable_dt): 8 spacings of the elastic wave, or the

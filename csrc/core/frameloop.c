@@ -228,6 +228,7 @@ ts_status ts_run_frames(const ts_frame_loop *loop, const ts_solver_ops *ops, voi
                         err);
     ts_thread_tuner threads;
     ts_thread_tuner_init(&threads, loop->max_threads > 0 ? loop->max_threads : omp_get_max_threads());
+    threads.enabled &= !loop->fixed_threads;
     for (int frame = first_frame; st == TS_OK && frame < loop->frame_end; frame++) {
         st = name_frame(ops, run_frame(loop, ops, state, frame, &threads, err), frame + 1, err);
         if (st == TS_OK)

@@ -113,6 +113,8 @@ typedef struct ts_frame_loop {
      * keeps the faster (threads.h), starting with OpenMP's current count.
      * 0: OpenMP's current count is the most. */
     int max_threads;
+    /* Nonzero: every substep on OpenMP's current count, no tuner (a benchmark measuring that count). */
+    int fixed_threads;
 } ts_frame_loop;
 
 /* What the bindings use: a checkpoint about every half minute. */

@@ -39,7 +39,8 @@ int tsubu_run_solver(const ts_solver_ops *ops, void *state, const tsubu_run_args
 {
     progress_ctx ctx = {a->progress ? a->progress : Py_None, 0, NULL, NULL, NULL};
     ts_frame_loop loop = {a->frame_start, a->frame_end, a->fps, a->max_substeps, PyBytes_AS_STRING(a->cache_dir),
-                          a->compression, call_progress, &ctx, a->checkpoint_seconds, a->max_threads};
+                          a->compression, call_progress, &ctx, a->checkpoint_seconds, a->max_threads,
+                          a->fixed_threads};
     ts_error err;
     ts_error_clear(&err);
     ts_status st;
@@ -316,14 +317,15 @@ static PyObject *stats_dict(const ts_solver_ops *ops, const void *state)
 PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"settings", "objects", "cache_dir", "frame_start", "frame_end", "fps", "first_frame",
-                            "max_substeps", "progress", "compression", "checkpoint_seconds", "ready", NULL};
+                            "max_substeps", "progress", "compression", "checkpoint_seconds", "ready",
+                            "fixed_threads", NULL};
     PyObject *settings, *objects, *ready = Py_None;
     const ts_solver_ops *ops = b->ops;
-    tsubu_run_args a = {NULL, 0, 0, -1, ops->default_max_substeps, 1, 24.0, Py_None, TS_CHECKPOINT_SECONDS, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOidO", names, &PyDict_Type, &settings, &PyList_Type,
+    tsubu_run_args a = {NULL, 0, 0, -1, ops->default_max_substeps, 1, 24.0, Py_None, TS_CHECKPOINT_SECONDS, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O&iid|iiOidOp", names, &PyDict_Type, &settings, &PyList_Type,
                                      &objects, PyUnicode_FSConverter, &a.cache_dir, &a.frame_start, &a.frame_end,
                                      &a.fps, &a.first_frame, &a.max_substeps, &a.progress, &a.compression,
-                                     &a.checkpoint_seconds, &ready))
+                                     &a.checkpoint_seconds, &ready, &a.fixed_threads))
         return NULL;
     if (a.first_frame < 0)
         a.first_frame = a.frame_start;
@@ -345,15 +347,16 @@ PyObject *tsubu_bake(const tsubu_solver_binding *b, PyObject *args, PyObject *kw
             goto done;
     ts_error err;
     ts_frame_loop settings_only = {a.frame_start, a.frame_end, a.fps, a.max_substeps, PyBytes_AS_STRING(a.cache_dir),
-                                   a.compression, NULL, NULL, a.checkpoint_seconds, 0};
+                                   a.compression, NULL, NULL, a.checkpoint_seconds, 0, 0};
     ts_status st = ts_frame_loop_validate(&settings_only, &err);
     if (st != TS_OK) {
         tsubu_raise(&err);
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    a.max_threads = ts_threads_use_idle_cores(0.01); /* the set-up on the cores that are free; the frame */
-    st = ops->create(&state, params, objs, (size_t)n, &err); /* loop starts there, then measures */
+    /* the set-up on the cores that are free; the frame loop starts there, then measures */
+    a.max_threads = a.fixed_threads ? omp_get_max_threads() : ts_threads_use_idle_cores(0.01);
+    st = ops->create(&state, params, objs, (size_t)n, &err);
     if (st == TS_OK && a.first_frame != a.frame_start)
         st = tsubu_restore_checkpoint(ops->restore, state, PyBytes_AS_STRING(a.cache_dir), a.first_frame, &err);
     Py_END_ALLOW_THREADS
@@ -438,13 +441,15 @@ int tsubu_add_solver(PyObject *module, const tsubu_solver_binding *b)
     PyObject *capsule = PyCapsule_New((void *)b, "tsubu.solver", NULL);
     if (!capsule)
         return -1;
-    char name[64], doc[1024];
+    char name[64], doc[1536];
     snprintf(name, sizeof name, "%s_bake", e);
     snprintf(doc, sizeof doc, "%s_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
-             "max_substeps=%d, progress=None, compression=1, checkpoint_seconds=30, ready=None) -> stats dict\n\nBake the %s "
-             "effect: settings are rows of %s_params() (the others keep their defaults); tsubu/effects/%s.py builds "
-             "the arguments from a scene description. ready() is called once the solver is set up and every check "
-             "passed, before the first frame is written: a scene refused leaves the cache folder untouched.",
+             "max_substeps=%d, progress=None, compression=1, checkpoint_seconds=30, ready=None, "
+             "fixed_threads=False) -> stats dict\n\nBake the %s effect: settings are rows of %s_params() (the others keep their defaults); "
+             "tsubu/effects/%s.py builds the arguments from a scene description. ready() is called once the solver is "
+             "set up and every check passed, before the first frame is written: a scene refused leaves the cache "
+             "folder untouched. fixed_threads: every step on OpenMP's thread count, not the count the bake measures "
+             "faster (benchmarks).",
              e, b->ops->default_max_substeps, e, e, e);
     int rc = add_bound(module, capsule, name, (PyCFunction)(void (*)(void))bake_method, METH_VARARGS | METH_KEYWORDS,
                        doc);

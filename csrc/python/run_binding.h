@@ -19,6 +19,7 @@ typedef struct tsubu_run_args {
     PyObject *progress;        /* callable or None */
     double checkpoint_seconds; /* see ts_frame_loop */
     int max_threads;           /* see ts_frame_loop */
+    int fixed_threads;         /* see ts_frame_loop; also no set-up on the idle cores alone */
 } tsubu_run_args;
 
 /* Run ops on state; returns 0 on success, -1 with a Python exception set. */
@@ -67,7 +68,8 @@ typedef struct tsubu_solver_binding {
 } tsubu_solver_binding;
 
 /* The body of every <effect>_bake(settings, objects, cache_dir, frame_start, frame_end, fps,
- * first_frame=frame_start, max_substeps=..., progress=None, compression=1) -> stats:
+ * first_frame=frame_start, max_substeps=..., progress=None, compression=1, checkpoint_seconds=30,
+ * ready=None, fixed_threads=False) -> stats:
  * read the settings through the solver's parameter table and the objects, create the
  * solver (restoring the checkpoint when first_frame is after frame_start) without the
  * GIL, run the frame loop, return the stats dict. */

@@ -91,7 +91,7 @@ static ts_elastoplastic *drop(const char *dir, ts_elastoplastic_params p, float 
     }
     sq->e = e;
     sq->least_height = 1e30f;
-    ts_frame_loop loop = {1, frames, 24.0, 20000, dir, 1, after_step, sq, 0.0, 0};
+    ts_frame_loop loop = {1, frames, 24.0, 20000, dir, 1, after_step, sq, 0.0, 0, 0};
     *st = ts_run_frames(&loop, &ts_elastoplastic_ops, e, 1, err);
     omp_set_num_threads(2);
     return e;
@@ -305,7 +305,7 @@ static ts_elastoplastic *throw_clay(const char *dir, int keep_volume, const floa
     if (!e)
         return NULL;
     *t = (clay_throw){e, 0.0, 3};
-    ts_frame_loop loop = {1, frames, 24.0, 20000, dir, 1, record_residual, t, 0.0, 0};
+    ts_frame_loop loop = {1, frames, 24.0, 20000, dir, 1, record_residual, t, 0.0, 0, 0};
     CHECK(ts_run_frames(&loop, &ts_elastoplastic_ops, e, 1, &err) == TS_OK);
     return e;
 }

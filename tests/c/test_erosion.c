@@ -194,7 +194,7 @@ static ts_erosion *bake(const char *dir, int threads, int tunnel, int frames, wa
         return NULL;
     w->e = e;
     w->deepest = 1.0f;
-    ts_frame_loop loop = {1, frames, 24.0, 400, dir, 1, after_step, w, 0.0, 0};
+    ts_frame_loop loop = {1, frames, 24.0, 400, dir, 1, after_step, w, 0.0, 0, 0};
     *st = ts_run_frames(&loop, &ts_erosion_ops, e, 1, err);
     omp_set_num_threads(2);
     return e;
@@ -314,7 +314,7 @@ static void test_resume_equals_an_uninterrupted_bake(void)
     CHECK(ts_erosion_create(&r, &p, s.objects, s.count, &err) == TS_OK);
     CHECK(r && ts_erosion_restore(r, &cp, &err) == TS_OK);
     ts_checkpoint_free(&cp);
-    ts_frame_loop loop = {1, 8, 24.0, 400, d2, 1, NULL, NULL, 0.0, 0};
+    ts_frame_loop loop = {1, 8, 24.0, 400, d2, 1, NULL, NULL, 0.0, 0, 0};
     CHECK(r && ts_run_frames(&loop, &ts_erosion_ops, r, 3, &err) == TS_OK);
     ts_erosion_stats stats;
     ts_erosion_get_stats(r, &stats);

@@ -211,7 +211,7 @@ static void wall_stands_and_a_ball_breaks_it(void)
         ts_fracture_get_stats(f, &st);
         CHECK_NEAR(st.mass, 2400 * 1.0 * 0.08 * 0.6, 1e-4);
         CHECK(st.springs > 3 * st.elements && st.pieces == 1);
-        ts_frame_loop loop = {1, 10, 24.0, 2000, dir, 1, NULL, NULL, 0.0, 0};
+        ts_frame_loop loop = {1, 10, 24.0, 2000, dir, 1, NULL, NULL, 0.0, 0, 0};
         CHECK(ts_run_frames(&loop, &ts_fracture_ops, f, 1, &err) == TS_OK);
         ts_fracture_get_stats(f, &st);
         if (shot == 0)

@@ -2,9 +2,10 @@
  * point): frames end exactly on their times, substeps obey the solver's
  * stable step and the user's maximum, cancelling leaves whole frames and a
  * checkpoint, resuming from that checkpoint gives the same bytes as an
- * uninterrupted bake, and a checkpoint interval leaves the state of the
- * first and last frames only. */
+ * uninterrupted bake, a checkpoint interval leaves the state of the
+ * first and last frames only, and fixed_threads keeps the tuner off. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,7 @@ static int count_substeps(void *user, const ts_progress *p)
 
 static ts_frame_loop make_loop(const char *dir, ballistic *b)
 {
-    ts_frame_loop loop = {1, 11, 24.0, 1000, dir, 3, count_substeps, b, 0.0, 0};
+    ts_frame_loop loop = {1, 11, 24.0, 1000, dir, 3, count_substeps, b, 0.0, 0, 0};
     return loop;
 }
 
@@ -245,7 +246,40 @@ static void test_blow_up_names_frame(void)
     remove_tree(dir);
 }
 
+static int one_thread_steps;
+
+static ts_status counting_step(void *s, const ts_step_context *now, ts_error *err)
+{
+    one_thread_steps += omp_get_max_threads() == 1;
+    return b_step(s, now, err);
+}
+
+/* The tuner tries one thread after 64 blocks of 8 substeps (threads.c) whatever the timings; with
+ * fixed_threads every substep runs on OpenMP's count (what the benchmarks report). */
+static void test_fixed_threads_keeps_the_count(void)
+{
+    int saved = omp_get_max_threads();
+    ts_solver_ops ops = BALLISTIC;
+    ops.step = counting_step;
+    for (int fixed = 0; fixed < 2; fixed++) {
+        char dir[] = "/tmp/tsubu-fl-XXXXXX";
+        CHECK(mkdtemp(dir) != NULL);
+        ballistic b = {{0.0f, 1.0f}, {0.0f, 0.0f}, 0.0, 1.0 / 24.0 / 400.0, 0, 0, 0};
+        ts_frame_loop loop = {1, 3, 24.0, 1000, dir, 1, NULL, NULL, 1e9, 0, fixed};
+        omp_set_num_threads(2);
+        one_thread_steps = 0;
+        ts_error err;
+        CHECK(ts_run_frames(&loop, &ops, &b, 1, &err) == TS_OK);
+        CHECK(b.steps == 800);
+        CHECK(fixed ? one_thread_steps == 0 : one_thread_steps > 0);
+        CHECK(omp_get_max_threads() == 2);
+        remove_tree(dir);
+    }
+    omp_set_num_threads(saved);
+}
+
 const test_case frameloop_tests[] = {
+    {"frameloop/fixed_threads_keeps_the_count", test_fixed_threads_keeps_the_count},
     {"frameloop/exact_frame_times_and_substeps", test_exact_frame_times},
     {"frameloop/cancel_then_resume_identical", test_cancel_and_resume},
     {"frameloop/checkpoint_interval", test_checkpoint_interval},

@@ -192,7 +192,7 @@ static void bake_crate(const ts_sand_params *p, const float lo[3], const float h
         return;
     char dir[] = "/tmp/tsubu-sand-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    ts_frame_loop loop = {1, frames, 24.0, 100, dir, 1, NULL, NULL, 0.0, 0};
+    ts_frame_loop loop = {1, frames, 24.0, 100, dir, 1, NULL, NULL, 0.0, 0, 0};
     if (ts_run_frames(&loop, &ts_sand_ops, s, 1, &err) != TS_OK) {
         fprintf(stderr, "  %s\n", err.message);
         CHECK(0);

@@ -75,7 +75,7 @@ static ts_water *bake(const char *dir, int threads, ts_error *err, ts_status *st
     *st = ts_water_create(&w, &p, s.objects, 3, err);
     if (*st != TS_OK)
         return NULL;
-    ts_frame_loop loop = {1, 4, 24.0, 400, dir, 1, NULL, NULL, 0.0, 0};
+    ts_frame_loop loop = {1, 4, 24.0, 400, dir, 1, NULL, NULL, 0.0, 0, 0};
     *st = ts_run_frames(&loop, &ts_water_ops, w, 1, err);
     return w;
 }
@@ -209,7 +209,7 @@ static double density_of_copies(int copies, ts_water_stats *st)
         return 0.0;
     char dir[] = "/tmp/tsubu-water-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    ts_frame_loop loop = {1, 2, 1e4, 1, dir, 1, NULL, NULL, 0.0, 0};
+    ts_frame_loop loop = {1, 2, 1e4, 1, dir, 1, NULL, NULL, 0.0, 0, 0};
     CHECK(ts_run_frames(&loop, &ts_water_ops, w, 1, &err) == TS_OK);
     ts_water_get_stats(w, st);
     ts_water_destroy(w);
@@ -243,7 +243,7 @@ static void test_crowded_liquid_uses_the_fallback_search(void)
         return;
     char dir[] = "/tmp/tsubu-water-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    ts_frame_loop loop = {1, 3, 24.0, 400, dir, 1, NULL, NULL, 0.0, 0};
+    ts_frame_loop loop = {1, 3, 24.0, 400, dir, 1, NULL, NULL, 0.0, 0, 0};
     CHECK(ts_run_frames(&loop, &ts_water_ops, w, 1, &err) == TS_OK);
     ts_water_stats st;
     ts_water_get_stats(w, &st);
@@ -301,7 +301,7 @@ static size_t jet_removed(int top, int *outside_sides)
         return 0;
     char dir[] = "/tmp/tsubu-water-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    ts_frame_loop loop = {1, 8, 24.0, 400, dir, 1, NULL, NULL, 0.0, 0};
+    ts_frame_loop loop = {1, 8, 24.0, 400, dir, 1, NULL, NULL, 0.0, 0, 0};
     CHECK(ts_run_frames(&loop, &ts_water_ops, w, 1, &err) == TS_OK);
     ts_water_stats st;
     ts_water_get_stats(w, &st);
