@@ -68,9 +68,9 @@ SUBSTEPS = 60
 
 def _fixed_threads():
     """Whether a benchmark's bake runs every step on OMP_NUM_THREADS threads: the count it reports. A bake
-    otherwise starts on the cores it finds idle and then keeps the count it measures faster (threads.h), so on
-    a shared machine a case meant for 2 threads ran its first substeps on 1 and read up to twice as slow.
-    bench load measures that tuner, and turns it on."""
+    otherwise starts on the cores it finds idle in a 10 ms sample and then keeps the count it measures faster
+    (threads.h): a case meant for 2 threads ran its first block of substeps on 1 whenever another process ran
+    during that sample. bench load measures that tuner, and turns it on."""
     return os.environ.get("TSUBU_BENCH_TUNER") != "1"
 
 
