@@ -4,7 +4,10 @@
  *   neighbour grid rebuild (ns/particle) and an SPH density sum over the grid
  *   (in-radius pair evaluations per second) for 100k and 1M particles at
  *   ~35 neighbours; cache frame write/read MB/s for 1M particles (position,
- *   velocity, id); particles -> level set particles/s.
+ *   velocity, id); particles -> level set particles/s; and the elastoplastic
+ *   solver's substep stepped directly (no frame loop, output or thread tuner:
+ *   what `bench elastoplastic`'s bake adds around it), its benchmark's cube
+ *   of 17,576 masters falling and landing.
  * Not a test: nothing here asserts. Figures go to docs/performance.md. */
 #include <math.h>
 #include <omp.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/cache.h"
+#include "core/elastoplastic.h"
 #include "core/grid.h"
 #include "core/kernels.h"
 #include "core/rng.h"
@@ -147,12 +151,55 @@ static double bench_level_set(size_t n)
     return n / t;
 }
 
+/* tsubu.benchmarks._elastoplastic_cube's scene (the paper's fig. 7 material, 5 mm particles, 26^3 masters at
+ * 1 m/s towards the ground) stepped at 1 ms: ms per substep over `steps` after the first two, and the CG's
+ * iterations at the last. */
+static void bench_elastoplastic(int landing, int steps)
+{
+    const float r = 0.005f, side = 26 * 2 * r, bottom = landing ? 1.2f * r : 0.05f;
+    const float lo[3] = {-side / 2, -side / 2, bottom}, hi[3] = {side / 2, side / 2, bottom + side};
+    float v[24];
+    for (int i = 0; i < 8; i++)
+        for (int a = 0; a < 3; a++)
+            v[3 * i + a] = (i & (1 << a)) ? hi[a] : lo[a];
+    static const int32_t t[36] = {0, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6, 0, 1, 4, 1, 5, 4,
+                                  2, 6, 3, 3, 6, 7, 0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5};
+    ts_elastoplastic_object body = {"Cube", TS_ELASTOPLASTIC_BODY, v, 8, t, 12, NULL, 0, {0.0, 0.0, -1.0}, 0};
+    ts_elastoplastic_params p = ts_elastoplastic_params_default();
+    p.particle_radius = r, p.poisson_ratio = 0.35, p.youngs_modulus = 1.2e6, p.plastic = 1;
+    p.yield_stretch = 0.1, p.yield_compression = 0.8, p.write_surface = 0, p.max_particles = 1000000;
+    void *e = NULL;
+    ts_error err;
+    if (ts_elastoplastic_ops.create(&e, &p, &body, 1, &err) != TS_OK) {
+        printf("elastoplastic: %s\n", err.message);
+        return;
+    }
+    ts_step_context c = {1, 2e-3, 0.0, 0.5, 1e-3};
+    ts_elastoplastic_ops.begin_frame(e, &c, &err);
+    double sum = 0.0;
+    for (int k = 0; k < steps; k++) {
+        double t0 = now();
+        if (ts_elastoplastic_ops.step(e, &c, &err) != TS_OK) {
+            printf("elastoplastic: %s\n", err.message);
+            break;
+        }
+        sum += k >= 2 ? now() - t0 : 0.0;
+    }
+    ts_elastoplastic_stats st;
+    ts_elastoplastic_get_stats(e, &st);
+    printf("elastoplastic cube %s masters=%zu: %6.2f ms per substep, %d CG iterations at the last\n",
+           landing ? "landing" : "falling", st.masters, 1e3 * sum / (steps - 2), st.cg_iterations);
+    ts_elastoplastic_ops.destroy(e);
+}
+
 int main(void)
 {
     bench_grid(100000);
     bench_grid(1000000);
     bench_cache(1000000);
     double ls = bench_level_set(200000);
+    bench_elastoplastic(0, 40);
+    bench_elastoplastic(1, 22);
     printf("core: %.0f particles/s (level set, %d threads)\n", ls, omp_get_max_threads());
     return 0;
 }
