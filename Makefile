@@ -21,7 +21,7 @@ BUILD       := build
 CORE_SRC    := $(wildcard csrc/core/*.c)
 VDB_SRC     := csrc/vdb/tsubu_vdb.cpp
 TEST_SRC    := $(wildcard tests/c/test_*.c) tests/c/fixtures.c
-BENCH_SRC   := tests/c/bench_core.c
+BENCH_SRC   := tests/c/bench_core.c tests/c/fixtures.c
 VENVS       := .venv/bpy-4.2 .venv/bpy-4.5
 
 WARN        := -Wall -Wextra
@@ -63,7 +63,7 @@ $(BUILD)/opt/test_core: $(TEST_SRC) tests/c/check.h tests/c/fixtures.h $(BUILD)/
 	gcc $(CFLAGS_OPT) -Icsrc $(TEST_SRC) $(BUILD)/opt/libtsubu_core.a $(LIBS) -o $@
 $(BUILD)/san/test_core: $(TEST_SRC) tests/c/check.h tests/c/fixtures.h $(BUILD)/san/libtsubu_core.a
 	gcc $(CFLAGS_SAN) -Icsrc $(TEST_SRC) $(BUILD)/san/libtsubu_core.a $(LIBS) -o $@
-$(BUILD)/opt/bench_core: $(BENCH_SRC) $(BUILD)/opt/libtsubu_core.a
+$(BUILD)/opt/bench_core: $(BENCH_SRC) tests/c/fixtures.h $(BUILD)/opt/libtsubu_core.a
 	gcc $(CFLAGS_OPT) -Icsrc $(BENCH_SRC) $(BUILD)/opt/libtsubu_core.a $(LIBS) -o $@
 $(BUILD)/fuzz/fuzz_cache: tests/c/fuzz_cache.c csrc/core/cache.c csrc/core/checkpoint.c csrc/core/status.c
 	@mkdir -p $(dir $@)

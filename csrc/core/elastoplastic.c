@@ -1012,6 +1012,15 @@ TS_WIDE_CLONES static void scatter_to_slaves(ts_elastoplastic *e, size_t i, size
     }
 }
 
+/* A slave field's value at the first slave of the master at position p (zero for a master without slaves): what
+ * the velocity gradients are taken relative to */
+static const double *at_first_slave(const ts_elastoplastic *e, const double *v, size_t p)
+{
+    static const double none[3] = {0.0, 0.0, 0.0};
+    const uint32_t first = e->mpairs[2 * p];
+    return first < e->mpairs[2 * p + 1] ? v + 3 * (size_t)e->pair_slave[first] : none;
+}
+
 /* sum over master i's slaves (at position p) of (v_s - v_first) (D^-1 d N)^T, v a slave field and v_first its value
  * at the master's first slave: the CG's variation of the velocity gradient of eq. 7 in its MLS form (rows of 4: the
  * fourth lane is left unused). The gradients sum to zero, so v_first changes nothing but the rounding: stored as
@@ -1022,7 +1031,7 @@ TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const doub
 {
     ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
     const uint32_t first = e->mpairs[2 * p], end = e->mpairs[2 * p + 1];
-    const double none[3] = {0.0, 0.0, 0.0}, *ref = first < end ? v + 3 * (size_t)e->pair_slave[first] : none;
+    const double *ref = at_first_slave(e, v, p);
     *speed = sqrt(ref[0] * ref[0] + ref[1] * ref[1] + ref[2] * ref[2]);
     for (uint32_t k = first; k < end; k++) {
         const double *vs = v + 3 * (size_t)e->pair_slave[k];
@@ -1354,9 +1363,7 @@ TS_WIDE_CLONES static void gather_motion(const ts_elastoplastic *e, size_t p, do
     const ts_d4 zero = {0.0, 0.0, 0.0, 0.0};
     ts_d4 v0 = zero, v1 = zero, v2 = zero, o0 = zero, o1 = zero, o2 = zero, sum = zero;
     const uint32_t first = e->mpairs[2 * p], end = e->mpairs[2 * p + 1];
-    const double none[3] = {0.0, 0.0, 0.0};
-    const double *ref = first < end ? e->sv + 3 * (size_t)e->pair_slave[first] : none,
-                 *ref0 = first < end ? e->sv0 + 3 * (size_t)e->pair_slave[first] : none;
+    const double *ref = at_first_slave(e, e->sv, p), *ref0 = at_first_slave(e, e->sv0, p);
     for (uint32_t k = first; k < end; k++) {
         const size_t s = e->pair_slave[k];
         const ts_d4 gN = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);

@@ -443,13 +443,14 @@ int tsubu_add_solver(PyObject *module, const tsubu_solver_binding *b)
         return -1;
     char name[64], doc[1536];
     snprintf(name, sizeof name, "%s_bake", e);
-    snprintf(doc, sizeof doc, "%s_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
+    snprintf(doc, sizeof doc,
+             "%s_bake(settings, objects, cache_dir, frame_start, frame_end, fps, first_frame=frame_start, "
              "max_substeps=%d, progress=None, compression=1, checkpoint_seconds=30, ready=None, "
-             "fixed_threads=False) -> stats dict\n\nBake the %s effect: settings are rows of %s_params() (the others keep their defaults); "
-             "tsubu/effects/%s.py builds the arguments from a scene description. ready() is called once the solver is "
-             "set up and every check passed, before the first frame is written: a scene refused leaves the cache "
-             "folder untouched. fixed_threads: every step on OpenMP's thread count, not the count the bake measures "
-             "faster (benchmarks).",
+             "fixed_threads=False) -> stats dict\n\nBake the %s effect: settings are rows of %s_params() (the others "
+             "keep their defaults); tsubu/effects/%s.py builds the arguments from a scene description. ready() is "
+             "called once the solver is set up and every check passed, before the first frame is written: a scene "
+             "refused leaves the cache folder untouched. fixed_threads: every step on OpenMP's thread count, not the "
+             "count the bake measures faster (benchmarks).",
              e, b->ops->default_max_substeps, e, e, e);
     int rc = add_bound(module, capsule, name, (PyCFunction)(void (*)(void))bake_method, METH_VARARGS | METH_KEYWORDS,
                        doc);

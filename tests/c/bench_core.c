@@ -21,6 +21,7 @@
 #include "core/grid.h"
 #include "core/kernels.h"
 #include "core/rng.h"
+#include "fixtures.h"
 #include "vdb/tsubu_vdb.h"
 
 static double now(void)
@@ -158,13 +159,9 @@ static void bench_elastoplastic(int landing, int steps)
 {
     const float r = 0.005f, side = 26 * 2 * r, bottom = landing ? 1.2f * r : 0.05f;
     const float lo[3] = {-side / 2, -side / 2, bottom}, hi[3] = {side / 2, side / 2, bottom + side};
-    float v[24];
-    for (int i = 0; i < 8; i++)
-        for (int a = 0; a < 3; a++)
-            v[3 * i + a] = (i & (1 << a)) ? hi[a] : lo[a];
-    static const int32_t t[36] = {0, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6, 0, 1, 4, 1, 5, 4,
-                                  2, 6, 3, 3, 6, 7, 0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5};
-    ts_elastoplastic_object body = {"Cube", TS_ELASTOPLASTIC_BODY, v, 8, t, 12, NULL, 0, {0.0, 0.0, -1.0}, 0};
+    const box_mesh box = make_box(lo, hi);
+    ts_elastoplastic_object body = {"Cube", TS_ELASTOPLASTIC_BODY, box.vertices, 8, box.triangles, 12, NULL, 0,
+                                    {0.0, 0.0, -1.0}, 0};
     ts_elastoplastic_params p = ts_elastoplastic_params_default();
     p.particle_radius = r, p.poisson_ratio = 0.35, p.youngs_modulus = 1.2e6, p.plastic = 1;
     p.yield_stretch = 0.1, p.yield_compression = 0.8, p.write_surface = 0, p.max_particles = 1000000;
