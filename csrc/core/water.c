@@ -75,6 +75,7 @@ struct ts_water {
     ts_film film;                /* work space of the bodies' films */
     uint32_t next_id;
     size_t removed;
+    int hold_bodies;             /* ts_water_hold_bodies */
     ts_step_context now;         /* where the frame loop is */
     long steps;
 };
@@ -514,6 +515,11 @@ static void body_body_contact(ts_water *w, body *a, body *b)
 
 static void integrate_bodies(ts_water *w, double dt)
 {
+    if (w->hold_bodies) {
+        for (size_t b = 0; b < w->n_bodies; b++)
+            ts_rigid_set_velocity(&w->bodies[b].rb, ts_v3(0, 0, 0), ts_v3(0, 0, 0));
+        return;
+    }
     for (size_t b = 0; b < w->n_bodies; b++) {
         body *bd = &w->bodies[b];
         ts_rigid_clear_forces(&bd->rb);
@@ -706,6 +712,19 @@ void ts_water_get_stats(const ts_water *w, ts_water_stats *s)
         s->kinetic_energy += ts_rigid_kinetic_energy(rb);
         s->potential_energy -= rb->mass * (g[0] * rb->x.x + g[1] * rb->x.y + g[2] * rb->x.z);
     }
+}
+
+void ts_water_hold_bodies(ts_water *w, int hold)
+{
+    w->hold_bodies = hold != 0;
+    if (w->hold_bodies)
+        integrate_bodies(w, 0.0);
+}
+
+void ts_water_body_fluid_force(const ts_water *w, size_t b, double force[3])
+{
+    const ts_vec3 f = b < w->n_bodies ? w->bodies[b].fluid_force : ts_v3(0, 0, 0);
+    force[0] = f.x, force[1] = f.y, force[2] = f.z;
 }
 
 static ts_status water_create(void **state, const void *params, const void *objects, size_t count, ts_error *err)

@@ -99,6 +99,13 @@ typedef struct ts_water_stats {
 
 void ts_water_get_stats(const ts_water *w, ts_water_stats *s);
 
+/* A measurement, not a scene setting: every rigid body held still where it is (its step skipped, its momentum
+ * zeroed), so that the liquid's force on a body at a chosen pose can be read - a held body answers in a
+ * second of settling what a floating one shows only once it has come to rest. */
+void ts_water_hold_bodies(ts_water *w, int hold);
+/* The liquid's force on body b in the last step (the film's included), N; zero for a body out of range. */
+void ts_water_body_fluid_force(const ts_water *w, size_t b, double force[3]);
+
 extern const ts_solver_ops ts_water_ops;
 
 #endif

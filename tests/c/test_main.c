@@ -13,7 +13,7 @@ int check_failures;
 extern const test_case vecmath_tests[], grid_tests[], kernel_tests[], rigid_tests[], mesh_tests[],
     collider_tests[], cache_tests[], checkpoint_tests[], particles_tests[], span_contact_tests[], frameloop_tests[], vdb_tests[], rng_tests[], sph_loops_tests[], parallel_tests[], threads_tests[], water_tests[], sand_tests[], fracture_tests[], erosion_tests[], elastoplastic_tests[], wall_field_tests[], surface_tests[], skin_pairs_tests[],
     colour_blocks_tests[], object_contact_tests[],
-    elastoplastic_long_tests[];
+    elastoplastic_long_tests[], water_long_tests[];
 
 int main(int argc, char **argv)
 {
@@ -26,7 +26,7 @@ int main(int argc, char **argv)
         {particles_tests, 0}, {span_contact_tests, 0}, {frameloop_tests, 0}, {vdb_tests, 0}, {parallel_tests, 0},
         {threads_tests, 0}, {sph_loops_tests, 0}, {water_tests, 0}, {sand_tests, 0}, {fracture_tests, 0},
         {erosion_tests, 0}, {elastoplastic_tests, 0}, {wall_field_tests, 0}, {surface_tests, 0},
-        {elastoplastic_long_tests, 1},
+        {elastoplastic_long_tests, 1}, {water_long_tests, 1},
     };
     int passed = 0, failed = 0, skipped = 0, skip_long = 0;
     const char *filter = NULL;
