@@ -513,11 +513,16 @@ static void body_body_contact(ts_water *w, body *a, body *b)
                                   TS_BODY_RESTITUTION, TS_BODY_FRICTION);
 }
 
+static void stop_bodies(ts_water *w)
+{
+    for (size_t b = 0; b < w->n_bodies; b++)
+        ts_rigid_set_velocity(&w->bodies[b].rb, ts_v3(0, 0, 0), ts_v3(0, 0, 0));
+}
+
 static void integrate_bodies(ts_water *w, double dt)
 {
     if (w->hold_bodies) {
-        for (size_t b = 0; b < w->n_bodies; b++)
-            ts_rigid_set_velocity(&w->bodies[b].rb, ts_v3(0, 0, 0), ts_v3(0, 0, 0));
+        stop_bodies(w);
         return;
     }
     for (size_t b = 0; b < w->n_bodies; b++) {
@@ -718,7 +723,7 @@ void ts_water_hold_bodies(ts_water *w, int hold)
 {
     w->hold_bodies = hold != 0;
     if (w->hold_bodies)
-        integrate_bodies(w, 0.0);
+        stop_bodies(w);
 }
 
 void ts_water_body_fluid_force(const ts_water *w, size_t b, double force[3])
