@@ -107,56 +107,117 @@ static ts_status kernels_alloc(kernels *k, size_t n, int boxes, ts_error *err)
     return TS_OK;
 }
 
-/* The neighbourhood of particle i within R: the weight, the weighted mean offset m and, if s is
- * given, the weighted second moments of the offsets, over a grid of cells of R / 2 built on the
- * positions px, py, pz. Returns the neighbours' count, i left out. */
-static int neighbourhood(const ts_grid *grid, const float *px, const float *py, const float *pz, size_t i,
-                         double R, double *wsum, double m[3], double s[6])
+/* Candidates gathered at a time by `neighbourhood`: a query's rows hold about 100. */
+#define CHUNK 64
+
+/* Points sorted into the cells of a grid (of R / 2): candidates in a row of cells are adjacent. */
+typedef struct sorted_points {
+    ts_grid grid;
+    float *x, *y, *z;   /* in the grid's order */
+} sorted_points;
+
+static void sorted_points_free(sorted_points *p)
 {
-    ts_neighbor_ranges nr;
-    ts_grid_ranges_within(grid, px[i], py[i], pz[i], (float)R, &nr);
-    int neighbours = 0;
-    *wsum = 0.0, m[0] = m[1] = m[2] = 0.0;
-    if (s)
-        memset(s, 0, 6 * sizeof *s);
-    for (int r = 0; r < nr.n; r++)
-        for (uint32_t q = nr.begin[r]; q < nr.end[r]; q++) {
-            const uint32_t j = grid->sorted[q];
-            const double dx = (double)px[j] - px[i], dy = (double)py[j] - py[i], dz = (double)pz[j] - pz[i];
-            const double d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 >= R * R)
-                continue;
-            const double u = sqrt(d2) / R, w = 1.0 - u * u * u;
-            *wsum += w;
-            m[0] += w * dx, m[1] += w * dy, m[2] += w * dz;
-            if (s) {
-                s[0] += w * dx * dx, s[1] += w * dy * dy, s[2] += w * dz * dz;
-                s[3] += w * dx * dy, s[4] += w * dx * dz, s[5] += w * dy * dz;
-            }
-            neighbours += j != i;
-        }
-    for (int a = 0; a < 3; a++)
-        m[a] /= *wsum; /* wsum >= 1: the particle itself */
-    return neighbours;
+    ts_grid_free(&p->grid);
+    free(p->x), free(p->y), free(p->z);
+    p->x = p->y = p->z = NULL;
 }
 
-/* Steps 1 (its first half) to 4 for particle i, written at slot i. */
-static void shape_kernel(const ts_grid *grid, const float *x, const float *y, const float *z, size_t i, double d,
-                         const kernels *k)
+static ts_status sorted_points_build(sorted_points *p, const float *x, const float *y, const float *z, size_t n,
+                                     double cell, ts_error *err)
+{
+    ts_status st = ts_grid_build(&p->grid, x, y, z, n, (float)cell, NULL, err);
+    if (st != TS_OK)
+        return st;
+    free(p->x), free(p->y), free(p->z);
+    p->x = malloc(n * sizeof(float)), p->y = malloc(n * sizeof(float)), p->z = malloc(n * sizeof(float));
+    if (!p->x || !p->y || !p->z)
+        return ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu particles' neighbourhoods", n);
+    ts_grid_permute_f32(&p->grid, x, p->x), ts_grid_permute_f32(&p->grid, y, p->y);
+    ts_grid_permute_f32(&p->grid, z, p->z);
+    return TS_OK;
+}
+
+/* The neighbourhood within R of the point at p's sorted position `at` (itself one of them): the weight,
+ * the weighted mean offset m and, if s is given, the weighted second moments of the offsets. Returns the
+ * neighbours' count, the point left out. The candidates' offsets are gathered CHUNK at a time and weighed
+ * eight at a time (a query's rows are three to five particles long, too short for vectors of their own);
+ * each lane's sums are added in lane order. */
+TS_WIDE_CLONES static int neighbourhood(const sorted_points *p, size_t at, double R, double *wsum, double m[3],
+                                        double s[6])
+{
+    const float xi = p->x[at], yi = p->y[at], zi = p->z[at];
+    ts_neighbor_ranges nr;
+    ts_grid_ranges_within(&p->grid, xi, yi, zi, (float)R, &nr);
+    const float R2 = (float)(R * R), inv_R3 = (float)(1.0 / (R * R * R));
+    float dx[CHUNK], dy[CHUNK], dz[CHUNK];
+    ts_f8 sum[10] = {{0.0f}};   /* w, w d (3), w d d^T (6: xx yy zz xy xz yz) */
+    ts_i8 within = {0};
+    int r = 0;
+    uint32_t q = nr.n ? nr.begin[0] : 0;
+    for (;;) {
+        int filled = 0;
+        while (r < nr.n && filled < CHUNK) {
+            if (q == nr.end[r]) {
+                if (++r < nr.n)
+                    q = nr.begin[r];
+                continue;
+            }
+            dx[filled] = p->x[q] - xi, dy[filled] = p->y[q] - yi, dz[filled] = p->z[q] - zi;
+            q++, filled++;
+        }
+        if (!filled)
+            break;
+        for (int l = filled; l < (filled + 7) / 8 * 8; l++)
+            dx[l] = dy[l] = dz[l] = 2.0f * (float)R;   /* past the neighbourhood: weight 0 */
+        for (int l = 0; l < filled; l += 8) {
+            ts_f8 x, y, z;
+            memcpy(&x, dx + l, sizeof x), memcpy(&y, dy + l, sizeof y), memcpy(&z, dz + l, sizeof z);
+            const ts_f8 d2 = x * x + y * y + z * z;
+            ts_f8 root;
+            for (int k = 0; k < 8; k++)
+                root[k] = __builtin_sqrtf(d2[k]);
+            const ts_i8 in = d2 < R2;
+            const ts_f8 w = (ts_f8)((ts_i8)(1.0f - d2 * root * inv_R3) & in);   /* 1 - (|d| / R)^3 */
+            within -= in;
+            sum[0] += w, sum[1] += w * x, sum[2] += w * y, sum[3] += w * z;
+            if (s) {
+                sum[4] += w * x * x, sum[5] += w * y * y, sum[6] += w * z * z;
+                sum[7] += w * x * y, sum[8] += w * x * z, sum[9] += w * y * z;
+            }
+        }
+    }
+    double total[10] = {0.0};
+    int count = 0;
+    for (int k = 0; k < 8; k++) {
+        for (int c = 0; c < 10; c++)
+            total[c] += sum[c][k];
+        count += within[k];
+    }
+    *wsum = total[0];  /* >= 1: the particle itself */
+    for (int a = 0; a < 3; a++)
+        m[a] = total[1 + a] / total[0];
+    if (s)
+        memcpy(s, total + 4, 6 * sizeof *s);
+    return count - 1;
+}
+
+/* Steps 1 (its first half) to 4 for the particle at p's sorted position `at`, written at its slot. */
+static void shape_kernel(const sorted_points *p, size_t at, double d, const kernels *k)
 {
     const double R = NEIGHBOURHOOD * d, h = SUPPORT * d;
-    const size_t at = i;
     double wsum, m[3], s[6];
-    const int neighbours = neighbourhood(grid, x, y, z, i, R, &wsum, m, s);
-    k->cx[at] = (float)(x[i] + SMOOTHING * m[0]);
-    k->cy[at] = (float)(y[i] + SMOOTHING * m[1]);
-    k->cz[at] = (float)(z[i] + SMOOTHING * m[2]);
+    const int neighbours = neighbourhood(p, at, R, &wsum, m, s);
+    const size_t i = p->grid.sorted[at];
+    k->cx[i] = (float)(p->x[at] + SMOOTHING * m[0]);
+    k->cy[i] = (float)(p->y[at] + SMOOTHING * m[1]);
+    k->cz[i] = (float)(p->z[at] + SMOOTHING * m[2]);
     /* A full neighbourhood of spacing d weighs (2 pi / 3) (R / d)^3 and is centred on the particle. */
     const double full = 2.0 * M_PI / 3.0 * pow(NEIGHBOURHOOD, 3.0);
     const double offset = sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
-    k->cut[at] = wsum < 0.8 * full || offset > 0.1 * d;
+    k->cut[i] = wsum < 0.8 * full || offset > 0.1 * d;
 
-    float *am6 = k->a + 6 * at;
+    float *am6 = k->a + 6 * i;
     double support = h, axis[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, stretch[3] = {1.0, 1.0, 1.0};
     if (neighbours < SPRAY_NEIGHBOURS) {
         support = SPRAY_SUPPORT * d;
@@ -200,9 +261,9 @@ static void shape_kernel(const ts_grid *grid, const float *x, const float *y, co
     }
     am6[0] = (float)am[0][0], am6[1] = (float)am[1][1], am6[2] = (float)am[2][2];
     am6[3] = (float)am[0][1], am6[4] = (float)am[0][2], am6[5] = (float)am[1][2];
-    k->ex[at] = (float)ext[0], k->ey[at] = (float)ext[1], k->ez[at] = (float)ext[2];
+    k->ex[i] = (float)ext[0], k->ey[i] = (float)ext[1], k->ez[i] = (float)ext[2];
     const double volume = d * d * d;
-    k->scale[at] = (float)(volume * 315.0 / (64.0 * M_PI * support * support * support));
+    k->scale[i] = (float)(volume * 315.0 / (64.0 * M_PI * support * support * support));
 }
 
 /* Leaves as keys: three 21-bit fields of leaf coordinates offset by 2^20. */
@@ -447,8 +508,37 @@ sum_block(const ts_grid *grid, const kernels *k, const int32_t origin[3], double
         }
 }
 
+/* r[k][l] -> r[l][k] for 8 vectors of 8: pairs interleaved, then pairs of pairs, then halves swapped. */
+TS_WIDE_INLINE void transpose8(lane8 r[8])
+{
+    lane8 t[8], u[8];
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = __builtin_shuffle(r[k], r[k + 1], (mask8){0, 8, 1, 9, 4, 12, 5, 13});
+        t[k + 1] = __builtin_shuffle(r[k], r[k + 1], (mask8){2, 10, 3, 11, 6, 14, 7, 15});
+    }
+    for (int k = 0; k < 8; k += 4)
+        for (int j = 0; j < 2; j++) {
+            u[k + 2 * j] = __builtin_shuffle(t[k + j], t[k + j + 2], (mask8){0, 1, 8, 9, 4, 5, 12, 13});
+            u[k + 2 * j + 1] = __builtin_shuffle(t[k + j], t[k + j + 2], (mask8){2, 3, 10, 11, 6, 7, 14, 15});
+        }
+    for (int k = 0; k < 4; k++) {
+        r[k] = __builtin_shuffle(u[k], u[k + 4], (mask8){0, 1, 2, 3, 8, 9, 10, 11});
+        r[k + 4] = __builtin_shuffle(u[k], u[k + 4], (mask8){4, 5, 6, 7, 12, 13, 14, 15});
+    }
+}
+
+/* The 8 x 8 voxels (p, q) of a leaf's rows along z, from the array of lane axis a whose rows at fixed p
+ * run along q: out[q][z] (a transpose of the 8 rows z of 8 q each). */
+TS_WIDE_INLINE void rows_along_z(const float *along, int p, int q0, int z0, lane8 out[8])
+{
+    for (int iz = 0; iz < 8; iz++)
+        memcpy(&out[iz], along + ((p << BLOCK_BITS | (z0 + iz)) << BLOCK_BITS | q0), sizeof out[iz]);
+    transpose8(out);
+}
+
 /* The leaf at `at` (voxels from the block's first) of a summed block: distances and active voxels. A row
- * of 8 voxels along z at a time: contiguous in the z array, a stride apart in the other two. */
+ * of 8 voxels along z at a time: contiguous in the z array, a stride apart in the other two, which are
+ * read 8 rows at a time and transposed. */
 TS_WIDE_CLONES static void
 finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double flat_gradient, float *value,
             uint64_t *active)
@@ -458,20 +548,20 @@ finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double 
      * (which gives inactive voxels the sign of the last active one on their row) keeps every sign. As
      * bits: word ix holds the 64 voxels iy << 3 | iz of one x, so a neighbour is a shift or the next word. */
     uint64_t negative[LEAF], in_band[LEAF];
+    lane8 x_rows[LEAF][LEAF];   /* [iy][ix]: the x array's voxels, rows along z */
+    for (int iy = 0; iy < LEAF; iy++)
+        rows_along_z(along[0], at[1] + iy, at[0], at[2], x_rows[iy]);
     for (int ix = 0; ix < LEAF; ix++) {
         uint64_t below = 0, within = 0;
         const int bx = at[0] + ix;
+        lane8 y_rows[LEAF];
+        rows_along_z(along[1], bx, at[1], at[2], y_rows);
         for (int iy = 0; iy < LEAF; iy++) {
             const int by = at[1] + iy;
             const float *z_row = along[2] + ((bx << BLOCK_BITS | by) << BLOCK_BITS | at[2]);
             lane8 phi;
             memcpy(&phi, z_row, sizeof phi);
-            lane8 from_x, from_y;
-            for (int iz = 0; iz < LEAF; iz++) {
-                const int bz = at[2] + iz;
-                from_x[iz] = along[0][(by << BLOCK_BITS | bz) << BLOCK_BITS | bx];
-                from_y[iz] = along[1][(bx << BLOCK_BITS | bz) << BLOCK_BITS | by];
-            }
+            const lane8 from_x = x_rows[iy][ix], from_y = y_rows[iy];
             phi = phi + from_x + from_y;
             const lane8 distance = ((float)LEVEL - phi) * per_metre;
             float *out = value + (ix << 6 | iy << 3);
@@ -549,43 +639,38 @@ ts_status ts_surface_anisotropic_form(const ts_surface_settings *s, const float 
         return tsvdb_level_set_from_leaves(voxel, BAND, 0, NULL, out, err);
     if (n > UINT32_MAX - 1)
         return ts_fail(err, TS_ERR_INVALID, "surface: %zu particles are more than the surface takes", n);
-    ts_grid around, centres;
-    ts_grid_init(&around), ts_grid_init(&centres);
+    sorted_points around = {0};
+    ts_grid centres;
+    ts_grid_init(&around.grid), ts_grid_init(&centres);
     kernels shaped = {0}, k = {0};
     uint64_t *keys = NULL;
     tsvdb_leaf **made = NULL;
     size_t leaves = 0;
 
     /* cells of R / 2: the sphere's own rows of cells hold about 40 % fewer candidates than 27 cells of R */
-    ts_status st = ts_grid_build(&around, x, y, z, n, (float)(NEIGHBOURHOOD * d / 2.0), NULL, err);
+    const double R = NEIGHBOURHOOD * d;
+    ts_status st = sorted_points_build(&around, x, y, z, n, R / 2.0, err);
     if (st == TS_OK)
         st = kernels_alloc(&shaped, n, 0, err);
     if (st == TS_OK) {
         #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++)
-            shape_kernel(&around, x, y, z, i, d, &shaped);
+        for (size_t p = 0; p < n; p++)
+            shape_kernel(&around, p, d, &shaped);
     }
-    /* step 1's second half: the smoothing's other pass, outwards, so a flat surface stays where it was */
-    float *unshrunk[3] = {NULL, NULL, NULL};
-    for (int a = 0; st == TS_OK && a < 3; a++)
-        if (!(unshrunk[a] = malloc(n * sizeof(float))))
-            st = ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu particles' centres", n);
-    /* the second pass's neighbourhoods are those of the smoothed centres */
+    /* step 1's second half: the smoothing's other pass, outwards, so a flat surface stays where it was; its
+     * neighbourhoods are those of the smoothed centres */
     if (st == TS_OK)
-        st = ts_grid_build(&around, shaped.cx, shaped.cy, shaped.cz, n, (float)(NEIGHBOURHOOD * d / 2.0), NULL, err);
+        st = sorted_points_build(&around, shaped.cx, shaped.cy, shaped.cz, n, R / 2.0, err);
     if (st == TS_OK) {
         #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++) {
+        for (size_t p = 0; p < n; p++) {
             double wsum, m[3];
-            neighbourhood(&around, shaped.cx, shaped.cy, shaped.cz, i, NEIGHBOURHOOD * d, &wsum, m, NULL);
-            unshrunk[0][i] = (float)(shaped.cx[i] + UNSHRINKING * m[0]);
-            unshrunk[1][i] = (float)(shaped.cy[i] + UNSHRINKING * m[1]);
-            unshrunk[2][i] = (float)(shaped.cz[i] + UNSHRINKING * m[2]);
+            neighbourhood(&around, p, R, &wsum, m, NULL);
+            const size_t i = around.grid.sorted[p];
+            shaped.cx[i] = (float)(around.x[p] + UNSHRINKING * m[0]);
+            shaped.cy[i] = (float)(around.y[p] + UNSHRINKING * m[1]);
+            shaped.cz[i] = (float)(around.z[p] + UNSHRINKING * m[2]);
         }
-        free(shaped.cx), free(shaped.cy), free(shaped.cz);
-        shaped.cx = unshrunk[0], shaped.cy = unshrunk[1], shaped.cz = unshrunk[2];
-    } else {
-        free(unshrunk[0]), free(unshrunk[1]), free(unshrunk[2]);
     }
     /* The evaluation gathers kernels by cell of their smoothed centres: sort them so a cell's are adjacent. */
     float reach = 0.0f;
@@ -670,7 +755,7 @@ ts_status ts_surface_anisotropic_form(const ts_surface_settings *s, const float 
     }
     free(keys), free(made);
     kernels_free(&shaped), kernels_free(&k);
-    ts_grid_free(&around), ts_grid_free(&centres);
+    sorted_points_free(&around), ts_grid_free(&centres);
     return st;
 }
 
