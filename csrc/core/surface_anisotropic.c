@@ -527,6 +527,16 @@ TS_WIDE_INLINE void transpose8(lane8 r[8])
     }
 }
 
+/* Lane l's comparison result as bit l. */
+TS_WIDE_INLINE unsigned lane_bits(mask8 m)
+{
+    m &= (mask8){1, 2, 4, 8, 16, 32, 64, 128};
+    unsigned bits = 0;
+    for (int l = 0; l < 8; l++)
+        bits |= (unsigned)m[l];
+    return bits;
+}
+
 /* The 8 x 8 voxels (p, q) of a leaf's rows along z, from the array of lane axis a whose rows at fixed p
  * run along q: out[q][z] (a transpose of the 8 rows z of 8 q each). */
 TS_WIDE_INLINE void rows_along_z(const float *along, int p, int q0, int z0, lane8 out[8])
@@ -544,6 +554,7 @@ finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double 
             uint64_t *active)
 {
     const float band = (float)(BAND * voxel), per_metre = (float)(1.0 / flat_gradient);
+    const lane8 zero = {0.0f};
     /* Active: within the band, or beside a voxel of the other sign, so that OpenVDB's flood fill
      * (which gives inactive voxels the sign of the last active one on their row) keeps every sign. As
      * bits: word ix holds the 64 voxels iy << 3 | iz of one x, so a neighbour is a shift or the next word. */
@@ -564,14 +575,12 @@ finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double 
             const lane8 from_x = x_rows[iy][ix], from_y = y_rows[iy];
             phi = phi + from_x + from_y;
             const lane8 distance = ((float)LEVEL - phi) * per_metre;
-            float *out = value + (ix << 6 | iy << 3);
-            unsigned neg = 0, inside_band = 0;
-            for (int iz = 0; iz < LEAF; iz++) {
-                const float v = distance[iz] > band ? band : (distance[iz] < -band ? -band : distance[iz]);
-                out[iz] = v;
-                neg |= (unsigned)(v < 0.0f) << iz;
-                inside_band |= (unsigned)(fabsf(v) < band) << iz;
-            }
+            /* clamped to the band (a NaN stays one, in neither mask, as the scalar form did) */
+            const mask8 above = distance > band, under = distance < -band, inside = ~(above | under);
+            const lane8 v = (lane8)(((mask8)distance & inside) | ((mask8)(band + zero) & above) |
+                                    ((mask8)(zero - band) & under));
+            memcpy(value + (ix << 6 | iy << 3), &v, sizeof v);
+            const unsigned neg = lane_bits(v < 0.0f), inside_band = lane_bits((distance < band) & (distance > -band));
             below |= (uint64_t)neg << (iy << 3), within |= (uint64_t)inside_band << (iy << 3);
         }
         negative[ix] = below, in_band[ix] = within;
