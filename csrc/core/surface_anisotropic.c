@@ -389,7 +389,7 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
 #define BLOCK_BITS (3 + BLOCK_LEAF_BITS)  /* leaves are 8 = 2^3 voxels a side */
 #define BLOCK (1 << BLOCK_BITS)
 #define BLOCK_VOXELS (BLOCK * BLOCK * BLOCK)
-#define ROW_VECTORS (BLOCK / 8)
+#define ROW_VECTORS (BLOCK / 8)   /* 2: add_kernel_rows sums both at once */
 
 /* A row of 16 voxels is two vectors of 8: GCC split a vector of 16 badly (its comparisons lane by lane). */
 typedef ts_f8 lane8;
@@ -434,16 +434,29 @@ TS_WIDE_INLINE void add_kernel_rows(float *phi, const float am6[6], float scale,
         /* along the row's neighbours in n, x^T A x = c0 + c1 x_n + A_nn x_n^2: stepped by differences */
         const float x_n = (float)n_lo - local[n], ddq = 2.0f * A[n][n];
         const int stride = 1 << shift_n;
+        lane8 q[ROW_VECTORS], dq[ROW_VECTORS];
         for (int h = h0; h <= h1; h++) {
             const lane8 c0 = qa[h] + (two_da[h] * A[a][o] + A[o][o] * d_o) * d_o;
             const lane8 c1 = two_da[h] * A[a][n] + 2.0f * A[o][n] * d_o;
-            lane8 q = c0 + (c1 + A[n][n] * x_n) * x_n, dq = c1 + A[n][n] * (2.0f * x_n + 1.0f);
-            float *row = phi + (io << shift_o | n_lo << shift_n | h << 3);
+            q[h] = c0 + (c1 + A[n][n] * x_n) * x_n, dq[h] = c1 + A[n][n] * (2.0f * x_n + 1.0f);
+        }
+        float *row = phi + (io << shift_o | n_lo << shift_n);
+        if (h0 < h1) {   /* both of the row's vectors in one pass: two chains side by side */
             for (int in = n_lo; in <= n_hi; in++, row += stride) {
-                lane8 t = 1.0f - q;
+                lane8 t0 = 1.0f - q[0], t1 = 1.0f - q[1];
+                t0 = (lane8)((mask8)t0 & (t0 > 0.0f)), t1 = (lane8)((mask8)t1 & (t1 > 0.0f));
+                *(lane8 *)row += scale * (t0 * t0 * t0);
+                *(lane8 *)(row + 8) += scale * (t1 * t1 * t1);
+                q[0] += dq[0], dq[0] += ddq, q[1] += dq[1], dq[1] += ddq;
+            }
+        } else {
+            row += h0 << 3;
+            lane8 qh = q[h0], dqh = dq[h0];
+            for (int in = n_lo; in <= n_hi; in++, row += stride) {
+                lane8 t = 1.0f - qh;
                 t = (lane8)((mask8)t & (t > 0.0f));
                 *(lane8 *)row += scale * (t * t * t);
-                q += dq, dq += ddq;
+                qh += dqh, dqh += ddq;
             }
         }
     }
