@@ -762,6 +762,15 @@ ts_status ts_surface_anisotropic_form(const ts_surface_settings *s, const float 
                                        leaf_origin[2] - origin[2]};
                     finish_leaf(along, at, voxel, flat_gradient, tsvdb_leaf_values(made[l]),
                                 tsvdb_leaf_active(made[l]));
+                    /* a leaf with no active voxel lies wholly inside or outside, beyond the band (a shallow
+                     * pool's middle layer): OpenVDB's flood fill gives the space it leaves the right sign,
+                     * as the pruning after it would have made of the leaf */
+                    const uint64_t *active = tsvdb_leaf_active(made[l]);
+                    uint64_t any = 0;
+                    for (int w = 0; w < LEAF; w++)
+                        any |= active[w];
+                    if (!any)
+                        tsvdb_leaf_free(made[l]), made[l] = NULL;
                 }
             }
             free(along);
@@ -772,7 +781,11 @@ ts_status ts_surface_anisotropic_form(const ts_surface_settings *s, const float 
                 tsvdb_leaf_free(made[l]);
             st = ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu leaves of the surface", leaves);
         } else {
-            st = tsvdb_level_set_from_leaves(voxel, BAND, leaves, made, out, err);
+            size_t kept = 0;
+            for (size_t l = 0; l < leaves; l++)
+                if (made[l])
+                    made[kept++] = made[l];
+            st = tsvdb_level_set_from_leaves(voxel, BAND, kept, made, out, err);
         }
     }
     free(keys), free(made);
