@@ -389,7 +389,8 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
 #define BLOCK_BITS (3 + BLOCK_LEAF_BITS)  /* leaves are 8 = 2^3 voxels a side */
 #define BLOCK (1 << BLOCK_BITS)
 #define BLOCK_VOXELS (BLOCK * BLOCK * BLOCK)
-#define ROW_VECTORS (BLOCK / 8)   /* 2: add_kernel_rows sums both at once */
+#define ROW_VECTORS (BLOCK / 8)
+_Static_assert(ROW_VECTORS == 2, "add_kernel_rows sums a row's two vectors at once");
 
 /* A row of 16 voxels is two vectors of 8: GCC split a vector of 16 badly (its comparisons lane by lane). */
 typedef ts_f8 lane8;

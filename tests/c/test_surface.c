@@ -176,6 +176,32 @@ static void test_ball_keeps_its_volume_and_bits(void)
     cloud_free(&c);
 }
 
+/* A pool eight spacings deep (32 voxels): its middle layers of leaves lie wholly inside, beyond the band,
+ * and are left out of the grid (surface_anisotropic.c); OpenVDB's flood fill must still make the space they
+ * leave inside - a wrong sign there meshes a second, inner surface and the volume doubles or vanishes. */
+static void test_pool_is_liquid_through(void)
+{
+    cloud c = lattice(40, 40, 8, 0.1);
+    const ts_surface_settings s = settings(TS_SURFACE_ANISOTROPIC);
+    ts_error err;
+    tsvdb_grid *g = NULL;
+    CHECK(ts_surface_level_set(&s, c.x, c.y, c.z, c.n, &g, &err) == TS_OK);
+    int outside = 0;
+    for (double x = 5 * D; x <= 35 * D; x += 0.37 * D)
+        for (double y = 5 * D; y <= 35 * D; y += 0.41 * D)
+            for (double z = 0.5 * D; z <= 7.5 * D; z += 0.5 * D)
+                outside += tsvdb_grid_sample(g, x, y, z) >= 0.0f;
+    CHECK(outside == 0);
+    float *mv;
+    int32_t *mt;
+    size_t nv, nt;
+    CHECK(tsvdb_grid_to_mesh(g, 0.0, 0.0, &mv, &nv, &mt, &nt, &err) == TS_OK);
+    CHECK_NEAR(mesh_volume(mv, mt, nt) / (c.n * D * D * D), 1.0, 0.05);
+    free(mv), free(mt);
+    tsvdb_grid_free(g);
+    cloud_free(&c);
+}
+
 /* The kernels are summed a row of 16 voxels at a time, along the axis each crosses a block of 2 x 2 x 2
  * leaves farthest (half a row where the box stays in one half) and only
  * through its shadow (surface_anisotropic.c); the plain form sums every voxel of every kernel's box from the
@@ -223,5 +249,6 @@ const test_case surface_tests[] = {
     {"surface/still_block_is_flat", test_still_block_is_flat},
     {"surface/sheet_stays_thin_and_a_drop_keeps_its_size", test_sheet_stays_thin_and_a_drop_keeps_its_size},
     {"surface/ball_keeps_its_volume_and_bits", test_ball_keeps_its_volume_and_bits},
+    {"surface/pool_is_liquid_through", test_pool_is_liquid_through},
     {0, 0},
 };
