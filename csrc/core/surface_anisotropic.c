@@ -541,13 +541,13 @@ TS_WIDE_INLINE void transpose8(lane8 r[8])
     }
 }
 
-/* Lane l's comparison result as bit l. */
-TS_WIDE_INLINE unsigned lane_bits(mask8 m)
+/* Lane l's comparison result as bit l (by pointer: GCC notes an ABI change for a vector passed by value). */
+TS_WIDE_INLINE unsigned lane_bits(const mask8 *m)
 {
-    m &= (mask8){1, 2, 4, 8, 16, 32, 64, 128};
+    const mask8 bit = *m & (mask8){1, 2, 4, 8, 16, 32, 64, 128};
     unsigned bits = 0;
     for (int l = 0; l < 8; l++)
-        bits |= (unsigned)m[l];
+        bits |= (unsigned)bit[l];
     return bits;
 }
 
@@ -594,7 +594,8 @@ finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double 
             const lane8 v = (lane8)(((mask8)distance & inside) | ((mask8)(band + zero) & above) |
                                     ((mask8)(zero - band) & under));
             memcpy(value + (ix << 6 | iy << 3), &v, sizeof v);
-            const unsigned neg = lane_bits(v < 0.0f), inside_band = lane_bits((distance < band) & (distance > -band));
+            const mask8 is_negative = v < 0.0f, is_in_band = (distance < band) & (distance > -band);
+            const unsigned neg = lane_bits(&is_negative), inside_band = lane_bits(&is_in_band);
             below |= (uint64_t)neg << (iy << 3), within |= (uint64_t)inside_band << (iy << 3);
         }
         negative[ix] = below, in_band[ix] = within;
