@@ -231,7 +231,13 @@ void ts_sym_eigen3_direct(ts_mat3 a, ts_mat3 *q_out, double lambda[3])
     const ts_vec3 u = any_orthogonal(v), w = ts_v3_cross(v, u);
     const ts_vec3 au = ts_m3_mul_v3(a, u), aw = ts_m3_mul_v3(a, w);
     const double muu = ts_v3_dot(u, au), mww = ts_v3_dot(w, aw), muw = ts_v3_dot(u, aw);
-    const double theta = 0.5 * atan2(2.0 * muw, muu - mww), c = cos(theta), s = sin(theta);
+    /* the Jacobi rotation that zeroes muw, by its tangent (t = tan theta, |theta| <= pi / 4): no trigonometry */
+    double c = 1.0, s = 0.0;
+    if (muw != 0.0) {
+        const double zeta = (muu - mww) / (2.0 * muw);   /* cot 2 theta */
+        const double t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+        c = 1.0 / sqrt(1.0 + t * t), s = t * c;
+    }
     const ts_vec3 e1 = ts_v3_add(ts_v3_scale(u, c), ts_v3_scale(w, s));
     const ts_vec3 e2 = ts_v3_sub(ts_v3_scale(w, c), ts_v3_scale(u, s));
     const ts_vec3 col[3] = {v, e1, e2};
