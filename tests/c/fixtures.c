@@ -2,6 +2,7 @@
 #include "fixtures.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 box_mesh make_box(const float lo[3], const float hi[3])
 {
@@ -37,4 +38,12 @@ int same_file(const char *a, const char *b)
     if (fa) fclose(fa);
     if (fb) fclose(fb);
     return same;
+}
+
+int remove_dir(const char *dir)
+{
+    char cmd[1100];
+    if (snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) >= (int)sizeof cmd)
+        return 0;
+    return system(cmd) == 0;
 }

@@ -11,4 +11,7 @@ box_mesh make_box(const float lo[3], const float hi[3]);
 /* Whether two files hold the same bytes (both must exist): bakes compared across thread counts and resumes. */
 int same_file(const char *a, const char *b);
 
+/* Remove a test's cache folder and all it holds; nonzero if it went. */
+int remove_dir(const char *dir);
+
 #endif

@@ -239,9 +239,7 @@ static void test_tunnel_drains_the_lake_and_the_ground_holds(void)
     CHECK_NEAR(s.terrain_volume0 - s.terrain_volume, s.suspended + s.drained, 0.01 * s.eroded);
     CHECK_NEAR(s.eroded, s.suspended + s.deposited + s.drained, 0.01 * s.eroded);
     ts_erosion_destroy(e);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", d1, d2);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(d1) && remove_dir(d2));
 }
 
 static void test_threads_and_checkpoint(void)
@@ -284,9 +282,7 @@ static void test_threads_and_checkpoint(void)
     ts_erosion_destroy(r);
     ts_erosion_destroy(a);
     ts_erosion_destroy(b);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", d1, d2);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(d1) && remove_dir(d2));
 }
 
 /* Bake frames 1-3, then resume from that checkpoint to frame 8 in a fresh solver: every file the same as an
@@ -327,9 +323,7 @@ static void test_resume_equals_an_uninterrupted_bake(void)
             snprintf(pb, sizeof pb, "%s/%s/%s_%06d.%s", d2, streams[k][0], streams[k][0], f, streams[k][1]);
             CHECK(same_file(pa, pb));
         }
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", d1, d2);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(d1) && remove_dir(d2));
 }
 
 static void test_bad_input_named(void)

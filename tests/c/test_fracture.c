@@ -220,9 +220,7 @@ static void wall_stands_and_a_ball_breaks_it(void)
             CHECK(st.broken > 10 && st.pieces > 3);
         ts_fracture_destroy(f);
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(dir));
 }
 
 static void bad_fracture_input_is_named(void)

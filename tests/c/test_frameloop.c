@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "core/frameloop.h"
 
 typedef struct ballistic {
@@ -95,13 +96,6 @@ static void read_z(const char *dir, int frame, float z[2])
     ts_frame_free(&f);
 }
 
-static void remove_tree(const char *dir)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-}
-
 static void test_exact_frame_times(void)
 {
     char dir[] = "/tmp/tsubu-loop-XXXXXX";
@@ -123,7 +117,7 @@ static void test_exact_frame_times(void)
     CHECK(ts_run_frames(&loop, &BALLISTIC, &c, 1, &err) == TS_OK);
     CHECK(c.steps == 30);
     CHECK_NEAR(c.t, 10.0 / 24.0, 1e-12);
-    remove_tree(dir);
+    CHECK(remove_dir(dir));
 }
 
 static void test_cancel_and_resume(void)
@@ -161,8 +155,8 @@ static void test_cancel_and_resume(void)
         read_z(part, frame, c);
         CHECK(memcmp(a, c, sizeof a) == 0);
     }
-    remove_tree(whole);
-    remove_tree(part);
+    CHECK(remove_dir(whole));
+    CHECK(remove_dir(part));
 }
 
 static int checkpoint_frame(const char *dir)
@@ -196,7 +190,7 @@ static void test_checkpoint_interval(void)
     loop.checkpoint_seconds = 1e9;
     CHECK(ts_run_frames(&loop, &BALLISTIC, &whole, 1, &err) == TS_OK);
     CHECK(checkpoint_frame(dir) == 11);
-    remove_tree(dir);
+    CHECK(remove_dir(dir));
 }
 
 static void test_bad_settings_named(void)
@@ -243,7 +237,7 @@ static void test_blow_up_names_frame(void)
     float z[2];
     read_z(dir, 1, z); /* the initial frame stays written */
     CHECK(z[0] == 0.0f);
-    remove_tree(dir);
+    CHECK(remove_dir(dir));
 }
 
 static int one_thread_steps;
@@ -273,7 +267,7 @@ static void test_fixed_threads_keeps_the_count(void)
         CHECK(b.steps == 800);
         CHECK(fixed ? one_thread_steps == 0 : one_thread_steps > 0);
         CHECK(omp_get_max_threads() == 2);
-        remove_tree(dir);
+        CHECK(remove_dir(dir));
     }
     omp_set_num_threads(saved);
 }

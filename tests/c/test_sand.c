@@ -201,9 +201,7 @@ static void bake_crate(const ts_sand_params *p, const float lo[3], const float h
     if (heights)
         memcpy(heights, ts_sand_heights(s), 24 * 24 * sizeof *heights);
     ts_sand_destroy(s);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(dir));
 }
 
 static void small_drop_conserves_volume(void)

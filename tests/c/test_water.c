@@ -125,9 +125,7 @@ static void test_tank_bakes_and_is_thread_independent(void)
     free(seen);
     ts_frame_free(&last);
     ts_frame_free(&first);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", d1, d2);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(d1) && remove_dir(d2));
 }
 
 static void test_checkpoint_restores_exactly(void)
@@ -163,9 +161,7 @@ static void test_checkpoint_restores_exactly(void)
     ts_checkpoint_free(&cp);
     ts_water_destroy(r);
     ts_water_destroy(w);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(dir));
 }
 
 static void test_bad_input_named(void)
@@ -213,9 +209,7 @@ static double density_of_copies(int copies, ts_water_stats *st)
     CHECK(ts_run_frames(&loop, &ts_water_ops, w, 1, &err) == TS_OK);
     ts_water_get_stats(w, st);
     ts_water_destroy(w);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(dir));
     return st->mean_density;
 }
 
@@ -250,9 +244,7 @@ static void test_crowded_liquid_uses_the_fallback_search(void)
     CHECK(st.fluid_particles > 0 && st.removed == 0 && isfinite(st.kinetic_energy));
     CHECK(st.max_speed < 50.0); /* pushed apart hard, but not exploding */
     ts_water_destroy(w);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(dir));
 }
 
 /* Each solver's table gives defaults its own check accepts, and the check names a parameter out of range. */
@@ -319,6 +311,7 @@ static size_t jet_removed(int top, int *outside_sides)
         ts_frame_free(&f);
     }
     ts_water_destroy(w);
+    CHECK(remove_dir(dir));
     return removed;
 }
 
@@ -509,9 +502,7 @@ static double held_cube_force(float side, float centre_z, double *volume)
     ts_frame_loop loop = {0, 48, 24.0, 400, dir, 1, add_held_force, &h, 1e9, 0, 0};
     CHECK(ts_run_frames(&loop, &ts_water_ops, w, 0, &err) == TS_OK);
     ts_water_destroy(w);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(remove_dir(dir));
     return h.samples ? h.sum / (double)h.samples : 0.0;
 }
 
