@@ -787,9 +787,7 @@ TS_WIDE_CLONES static void master_pairs(ts_elastoplastic *e, size_t i, size_t p)
         for (int l = 0; l < 8; l++)
             q[l] = __builtin_sqrtf(c.r2[l]) * inv_support;
         const ts_f8 weight = ts_w_cubic_shape8(q); /* eq. 3, its constant divided out by N */
-        unsigned mask = 0;
-        for (int l = 0; l < 8; l++)
-            mask |= (unsigned)(c.pair[l] & 1) << l;
+        const unsigned mask = ts_i8_bits(&c.pair);
         const ts_i8 shifts = {0, 4, 8, 12, 16, 20, 24, 28};
         const ts_i8 front = ((int32_t)COMPACT8[mask] >> shifts) & 7;
         const ts_i8 slaves = __builtin_shuffle(c.slave, front);

@@ -541,16 +541,6 @@ TS_WIDE_INLINE void transpose8(lane8 r[8])
     }
 }
 
-/* Lane l's comparison result as bit l (by pointer: GCC notes an ABI change for a vector passed by value). */
-TS_WIDE_INLINE unsigned lane_bits(const mask8 *m)
-{
-    const mask8 bit = *m & (mask8){1, 2, 4, 8, 16, 32, 64, 128};
-    unsigned bits = 0;
-    for (int l = 0; l < 8; l++)
-        bits |= (unsigned)bit[l];
-    return bits;
-}
-
 /* The 8 x 8 voxels (p, q) of a leaf's rows along z, from the array of lane axis a whose rows at fixed p
  * run along q: out[q][z] (a transpose of the 8 rows z of 8 q each). */
 TS_WIDE_INLINE void rows_along_z(const float *along, int p, int q0, int z0, lane8 out[8])
@@ -595,7 +585,7 @@ finish_leaf(float along[3][BLOCK_VOXELS], const int at[3], double voxel, double 
                                     ((mask8)(zero - band) & under));
             memcpy(value + (ix << 6 | iy << 3), &v, sizeof v);
             const mask8 is_negative = v < 0.0f, is_in_band = (distance < band) & (distance > -band);
-            const unsigned neg = lane_bits(&is_negative), inside_band = lane_bits(&is_in_band);
+            const unsigned neg = ts_i8_bits(&is_negative), inside_band = ts_i8_bits(&is_in_band);
             below |= (uint64_t)neg << (iy << 3), within |= (uint64_t)inside_band << (iy << 3);
         }
         negative[ix] = below, in_band[ix] = within;

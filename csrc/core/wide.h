@@ -28,6 +28,17 @@ typedef float ts_f8 __attribute__((vector_size(32)));
 typedef int32_t ts_i8 __attribute__((vector_size(32)));     /* a comparison's lanes of ts_f8 */
 typedef int64_t ts_l4 __attribute__((vector_size(32)));     /* a comparison's lanes of ts_d4 */
 
+/* Lane l of a comparison's result (all bits set or none) as bit l (by pointer: GCC notes an ABI change for a
+ * vector passed by value). */
+TS_WIDE_INLINE unsigned ts_i8_bits(const ts_i8 *m)
+{
+    const ts_i8 bit = *m & (ts_i8){1, 2, 4, 8, 16, 32, 64, 128};
+    unsigned bits = 0;
+    for (int l = 0; l < 8; l++)
+        bits |= (unsigned)bit[l];
+    return bits;
+}
+
 /* Four doubles from p (any alignment). */
 TS_WIDE_INLINE ts_d4 ts_d4_load(const double *p)
 {
