@@ -763,8 +763,7 @@ ts_status ts_surface_anisotropic_form(const ts_surface_settings *s, const float 
                                 tsvdb_leaf_active(made[l]));
                     /* a leaf with no active voxel lies wholly inside or outside, beyond the band (a deep pool's
                      * middle layers, the layer just above a pool's band): OpenVDB's flood fill gives the space it
-                     * leaves the right sign,
-                     * as the pruning after it would have made of the leaf */
+                     * leaves the right sign, as the pruning after it would have made of the leaf */
                     const uint64_t *active = tsvdb_leaf_active(made[l]);
                     uint64_t any = 0;
                     for (int w = 0; w < LEAF; w++)
