@@ -1,8 +1,8 @@
 /* test_surface.c - the liquid surface from particles (csrc/core/surface*.c):
  * a still block of liquid gives a flat top where its volume ends, a sheet one
  * particle thick stays a thin sheet, a lone particle stays a drop of its own
- * size, the volume of a ball of liquid is kept, and the grid has the same
- * bits for 1 and 2 threads. */
+ * size, the volume of a ball of liquid is kept, a block of liquid has no
+ * bubble inside, and the grid has the same bits for 1 and 2 threads. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
