@@ -119,8 +119,8 @@ static void test_sheet_stays_thin_and_a_drop_keeps_its_size(void)
     cloud sheet = lattice(20, 20, 1, 0.0);
     CHECK(ts_surface_level_set(&s, sheet.x, sheet.y, sheet.z, sheet.n, &g, &err) == TS_OK);
     const double bottom = crossing(g, 10 * D, 10 * D, 0.5 * D, -2.0 * D), top = crossing(g, 10 * D, 10 * D, 0.5 * D, 2.0 * D);
-    CHECK(top - bottom > 0.5 * D);  /* whole */
-    CHECK(top - bottom < 1.0 * D);  /* and thin: one spacing at most */
+    CHECK(top - bottom > 0.9 * D);  /* whole: the liquid it holds is one spacing thick (0.78 at a 4:1 cap) */
+    CHECK(top - bottom < 1.1 * D);  /* and thin */
     CHECK(tsvdb_grid_sample(g, 10 * D, 10 * D, 0.5 * D) < 0.0f);
     tsvdb_grid_free(g);
     cloud_free(&sheet);
