@@ -44,8 +44,8 @@
  * flat surface's gradient (phi is smooth, so Volume to Mesh and the band
  * need no more than a distance near the surface), and OpenVDB fills the
  * space between leaves inside or outside. The leaves are summed in blocks of
- * 2 x 2 x 2, a kernel adding itself a row of 16 voxels at a time, only
- * through its shadow (sum_block). Each voxel sums
+ * 2 x 2 x 2, a kernel adding itself a row of 16 voxels at a time over
+ * its box (sum_block). Each voxel sums
  * its kernels in the neighbour grid's order, one sum per row axis, the three
  * then added in a fixed order, so the grid has the same bits for any number
  * of threads.
@@ -385,11 +385,12 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
  * gradient of a flat surface, clamped to the band.
  *
  * A kernel adds itself a row of 16 voxels at a time, the row along whichever axis its box crosses the
- * block farthest (a flat kernel under a level surface lies along x or y, not across z), and only the rows
- * through its shadow: the ellipse its ellipsoid casts on the plane across the rows. A pool's kernels,
- * gathered the old way (rows along z over the whole box), left 39 % of rows empty and 68 % of the lanes.
- * Blocks rather than leaves because a kernel's box is two to three leaves wide: a kernel is gathered,
- * set up and its shadow found once per block instead of once per leaf (a 200k-particle pool's 54,000
+ * block farthest (a flat kernel under a level surface lies along x or y, not across z: rows along z left
+ * 39 % of a pool's rows and 68 % of their lanes empty), over its whole box. Each row cut to the kernel's
+ * shadow (the ellipse the ellipsoid casts across the rows: a square root and two roundings a row) takes
+ * a 200k pool's 116M vectors down to 86M, but finding the cuts cost more than those vectors: 0.78 s with
+ * them, 0.65-0.66 s without (stop 54). Blocks rather than leaves because a kernel's box is two to three leaves wide: a
+ * kernel is gathered and set up once per block instead of once per leaf (a 200k-particle pool's 54,000
  * leaves are 10,100 blocks; 1.25-1.33x faster than leaf by leaf). Each axis has its own array, the row
  * contiguous, summed into phi at the end. */
 #define BLOCK_LEAF_BITS 1                 /* 2 leaves a side */
@@ -408,7 +409,7 @@ static const int ROW_AXES[3][2] = {{1, 2}, {0, 2}, {0, 1}};
 
 /* One kernel's rows over the block, in voxels: x^T A x < 1 with x = voxel - centre (`local`: the centre
  * from the block's first voxel), lanes along axis a. The rows run over the shorter of p and q outside
- * (o), the longer inside (n). */
+ * (o), the longer inside (n), each over the whole box: a lane outside the ellipsoid adds an exact zero. */
 /* always inline: a call would leave it out of sum_block's AVX2 clone (measured 4x slower) */
 TS_WIDE_INLINE void add_kernel_rows(float *phi, const float am6[6], float scale, const float local[3], const int i0[3],
                                     const int i1[3], int a)
@@ -417,12 +418,6 @@ TS_WIDE_INLINE void add_kernel_rows(float *phi, const float am6[6], float scale,
     int o = ROW_AXES[a][0], n = ROW_AXES[a][1], shift_o = 2 * BLOCK_BITS, shift_n = BLOCK_BITS;
     if (i1[n] - i0[n] < i1[o] - i0[o])
         o = ROW_AXES[a][1], n = ROW_AXES[a][0], shift_o = BLOCK_BITS, shift_n = 2 * BLOCK_BITS;
-    /* The shadow across the rows is the Schur complement of A_aa, S = A_on,on - A_.a A_a. / A_aa: the rows
-     * at o reach n = mid(o) +- half(o), half^2 = 1 / S_nn - det S o^2 / S_nn^2 (o, n from the centre). */
-    const float inv_aa = 1.0f / A[a][a];
-    const float soo = A[o][o] - A[a][o] * A[a][o] * inv_aa, snn = A[n][n] - A[a][n] * A[a][n] * inv_aa;
-    const float son = A[o][n] - A[a][o] * A[a][n] * inv_aa;
-    const float inv_nn = 1.0f / snn, slope = son * inv_nn, half2 = -(soo * snn - son * son) * inv_nn * inv_nn;
     lane8 da[ROW_VECTORS];
     for (int i = 0; i < BLOCK; i++)
         da[i / 8][i % 8] = (float)i - local[a];
@@ -430,18 +425,12 @@ TS_WIDE_INLINE void add_kernel_rows(float *phi, const float am6[6], float scale,
     for (int h = 0; h < ROW_VECTORS; h++)
         qa[h] = A[a][a] * da[h] * da[h], two_da[h] = 2.0f * da[h];
     /* the row's vectors the box reaches: the others it leaves alone */
-    const int h0 = i0[a] / 8, h1 = i1[a] / 8;
+    const int h0 = i0[a] / 8, h1 = i1[a] / 8, n_lo = i0[n], n_hi = i1[n];
+    const float x_n = (float)n_lo - local[n], ddq = 2.0f * A[n][n];
+    const int stride = 1 << shift_n;
     for (int io = i0[o]; io <= i1[o]; io++) {
-        const float d_o = (float)io - local[o], h2 = inv_nn + half2 * d_o * d_o;
-        if (h2 <= 0.0f)
-            continue;
-        /* the rows through the shadow, widened by a thousandth of a voxel against rounding */
-        const float mid = local[n] - slope * d_o, half = sqrtf(h2) + 1e-3f;
-        const float lo = ceilf(mid - half), hi = floorf(mid + half);
-        const int n_lo = lo > (float)i0[n] ? (int)lo : i0[n], n_hi = hi < (float)i1[n] ? (int)hi : i1[n];
+        const float d_o = (float)io - local[o];
         /* along the row's neighbours in n, x^T A x = c0 + c1 x_n + A_nn x_n^2: stepped by differences */
-        const float x_n = (float)n_lo - local[n], ddq = 2.0f * A[n][n];
-        const int stride = 1 << shift_n;
         lane8 q[ROW_VECTORS], dq[ROW_VECTORS];
         for (int h = h0; h <= h1; h++) {
             const lane8 c0 = qa[h] + (two_da[h] * A[a][o] + A[o][o] * d_o) * d_o;

@@ -255,9 +255,9 @@ static void test_pool_is_liquid_through(void)
 }
 
 /* The kernels are summed a row of 16 voxels at a time, along the axis each crosses a block of 2 x 2 x 2
- * leaves farthest (half a row where the box stays in one half) and only
- * through its shadow (surface_anisotropic.c); the plain form sums every voxel of every kernel's box from the
- * formula. A ball (kernels tilted every way), a sheet tilted about two axes (flat kernels, no axis of theirs
+ * leaves farthest (half a row where the box stays in one half), its quadratic form stepped by differences
+ * along each row's neighbours (surface_anisotropic.c); the plain form sums every voxel of every kernel's box
+ * from the formula. A ball (kernels tilted every way), a sheet tilted about two axes (flat kernels, no axis of theirs
  * along the grid) and a few drops must give the same field. */
 static void test_rows_sum_what_the_formula_says(void)
 {
