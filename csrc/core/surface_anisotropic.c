@@ -114,9 +114,6 @@ static ts_status kernels_alloc(kernels *k, size_t n, int boxes, ts_error *err)
     return TS_OK;
 }
 
-/* Candidates gathered at a time by `neighbourhood`: a query's rows hold about 100. */
-#define CHUNK 64
-
 /* Points sorted into the cells of a grid (of R / 2): candidates in a row of cells are adjacent. */
 typedef struct sorted_points {
     ts_grid grid;
@@ -137,7 +134,8 @@ static ts_status sorted_points_build(sorted_points *p, const float *x, const flo
     if (st != TS_OK)
         return st;
     free(p->x), free(p->y), free(p->z);
-    p->x = malloc(n * sizeof(float)), p->y = malloc(n * sizeof(float)), p->z = malloc(n * sizeof(float));
+    /* 8 more: a range's last vector reads past its end (those lanes are left out) */
+    p->x = calloc(n + 8, sizeof(float)), p->y = calloc(n + 8, sizeof(float)), p->z = calloc(n + 8, sizeof(float));
     if (!p->x || !p->y || !p->z)
         return ts_fail(err, TS_ERR_NOMEM, "surface: out of memory for %zu particles' neighbourhoods", n);
     ts_grid_permute_f32(&p->grid, x, p->x), ts_grid_permute_f32(&p->grid, y, p->y);
@@ -147,9 +145,10 @@ static ts_status sorted_points_build(sorted_points *p, const float *x, const flo
 
 /* The neighbourhood within R of the point at p's sorted position `at` (itself one of them): the weight,
  * the weighted mean offset m and, if s is given, the weighted second moments of the offsets. Returns the
- * neighbours' count, the point left out. The candidates' offsets are gathered CHUNK at a time and weighed
- * eight at a time (a query's rows are three to five particles long, too short for vectors of their own);
- * each lane's sums are added in lane order. */
+ * neighbours' count, the point left out. A range of candidates (a row of cells, three to five particles)
+ * is weighed eight at a time straight from the sorted points, the lanes past its end left out; gathering
+ * the candidates into one list first, as before, cost a branch per candidate that mispredicted at every
+ * range's end. Each lane's sums are added in lane order. */
 TS_WIDE_CLONES static int neighbourhood(const sorted_points *p, size_t at, double R, double *wsum, double m[3],
                                         double s[6])
 {
@@ -157,34 +156,19 @@ TS_WIDE_CLONES static int neighbourhood(const sorted_points *p, size_t at, doubl
     ts_neighbor_ranges nr;
     ts_grid_ranges_within(&p->grid, xi, yi, zi, (float)R, &nr);
     const float R2 = (float)(R * R), inv_R3 = (float)(1.0 / (R * R * R));
-    float dx[CHUNK], dy[CHUNK], dz[CHUNK];
+    const ts_i8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
     ts_f8 sum[10] = {{0.0f}};   /* w, w d (3), w d d^T (6: xx yy zz xy xz yz) */
     ts_i8 within = {0};
-    int r = 0;
-    uint32_t q = nr.n ? nr.begin[0] : 0;
-    for (;;) {
-        int filled = 0;
-        while (r < nr.n && filled < CHUNK) {
-            if (q == nr.end[r]) {
-                if (++r < nr.n)
-                    q = nr.begin[r];
-                continue;
-            }
-            dx[filled] = p->x[q] - xi, dy[filled] = p->y[q] - yi, dz[filled] = p->z[q] - zi;
-            q++, filled++;
-        }
-        if (!filled)
-            break;
-        for (int l = filled; l < (filled + 7) / 8 * 8; l++)
-            dx[l] = dy[l] = dz[l] = 2.0f * (float)R;   /* past the neighbourhood: weight 0 */
-        for (int l = 0; l < filled; l += 8) {
+    for (int r = 0; r < nr.n; r++)
+        for (uint32_t q = nr.begin[r]; q < nr.end[r]; q += 8) {
             ts_f8 x, y, z;
-            memcpy(&x, dx + l, sizeof x), memcpy(&y, dy + l, sizeof y), memcpy(&z, dz + l, sizeof z);
+            memcpy(&x, p->x + q, sizeof x), memcpy(&y, p->y + q, sizeof y), memcpy(&z, p->z + q, sizeof z);
+            x -= xi, y -= yi, z -= zi;
             const ts_f8 d2 = x * x + y * y + z * z;
             ts_f8 root;
             for (int k = 0; k < 8; k++)
                 root[k] = __builtin_sqrtf(d2[k]);
-            const ts_i8 in = d2 < R2;
+            const ts_i8 in = (d2 < R2) & (lane < (int)(nr.end[r] - q));
             const ts_f8 w = (ts_f8)((ts_i8)(1.0f - d2 * root * inv_R3) & in);   /* 1 - (|d| / R)^3 */
             within -= in;
             sum[0] += w, sum[1] += w * x, sum[2] += w * y, sum[3] += w * z;
@@ -193,7 +177,6 @@ TS_WIDE_CLONES static int neighbourhood(const sorted_points *p, size_t at, doubl
                 sum[7] += w * x * y, sum[8] += w * x * z, sum[9] += w * y * z;
             }
         }
-    }
     double total[10] = {0.0};
     int count = 0;
     for (int k = 0; k < 8; k++) {
