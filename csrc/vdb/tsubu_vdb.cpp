@@ -314,7 +314,8 @@ ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size
                                taken);
             grid->tree().addLeaf(leaf); // the tree owns it now
         }
-        openvdb::tools::signedFloodFill(grid->tree());
+        // the leaves come with every voxel's sign: only the tiles above them need it (minimum level 1)
+        openvdb::tools::signedFloodFill(grid->tree(), true, 1, 1);
         openvdb::tools::pruneLevelSet(grid->tree());
         *out = wrap(grid);
         return TS_OK;

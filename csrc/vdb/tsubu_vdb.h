@@ -73,8 +73,10 @@ float *tsvdb_leaf_values(tsvdb_leaf *leaf);
 uint64_t *tsvdb_leaf_active(tsvdb_leaf *leaf);
 void tsvdb_leaf_free(tsvdb_leaf *leaf);
 
-/* A level set from such leaves, which it takes, whatever it returns. Space outside the leaves is
- * filled inside or outside from the leaves' signs, so the leaves must enclose every zero crossing. */
+/* A level set from such leaves, which it takes, whatever it returns. Every voxel of a leaf must hold
+ * its value, inactive ones +-half_width voxels with their sign (they are kept as they are). Space outside
+ * the leaves is filled inside or outside from the leaves' signs, so the leaves must enclose every zero
+ * crossing. */
 ts_status tsvdb_level_set_from_leaves(double voxel_size, double half_width, size_t count, tsvdb_leaf **leaves,
                                       tsvdb_grid **out, ts_error *err);
 
