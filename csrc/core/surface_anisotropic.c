@@ -372,10 +372,10 @@ static ts_status surface_leaves(const kernels *k, size_t n, double voxel, double
  * 39 % of a pool's rows and 68 % of their lanes empty), over its whole box. Each row cut to the kernel's
  * shadow (the ellipse the ellipsoid casts across the rows: a square root and two roundings a row) takes
  * a 200k pool's 116M vectors down to 86M, but finding the cuts cost more than those vectors: 0.78 s with
- * them, 0.65-0.66 s without (stop 54). Blocks rather than leaves because a kernel's box is two to three leaves wide: a
- * kernel is gathered and set up once per block instead of once per leaf (a 200k-particle pool's 54,000
- * leaves are 10,100 blocks; 1.25-1.33x faster than leaf by leaf). Each axis has its own array, the row
- * contiguous, summed into phi at the end. */
+ * them, 0.65-0.66 s without (2026-12-02). Blocks rather than leaves because a kernel's box is two to three
+ * leaves wide: a kernel is gathered and set up once per block instead of once per leaf (a 200k-particle
+ * pool's 54,000 leaves are 10,100 blocks; 1.25-1.33x faster than leaf by leaf). Each axis has its own
+ * array, the row contiguous, summed into phi at the end. */
 #define BLOCK_LEAF_BITS 1                 /* 2 leaves a side */
 #define BLOCK_BITS (3 + BLOCK_LEAF_BITS)  /* leaves are 8 = 2^3 voxels a side */
 #define BLOCK (1 << BLOCK_BITS)
