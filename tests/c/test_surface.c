@@ -5,6 +5,7 @@
  * bubble inside, and the grid has the same bits for 1 and 2 threads. */
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,10 +183,16 @@ static size_t bubble_voxels(const tsvdb_grid *g)
 {
     tsvdb_dense d;
     ts_error err;
-    CHECK(tsvdb_grid_to_dense(g, &d, &err) == TS_OK);
+    if (tsvdb_grid_to_dense(g, &d, &err) != TS_OK)
+        return SIZE_MAX;   /* fails the caller's check */
     const long nx = d.dims[0], ny = d.dims[1], nz = d.dims[2], cells = nx * ny * nz;
     unsigned char *reached = calloc((size_t)cells, 1);
     long *queue = malloc((size_t)cells * sizeof *queue), head = 0, tail = 0;
+    if (!reached || !queue) {
+        free(reached), free(queue);
+        tsvdb_dense_free(&d);
+        return SIZE_MAX;
+    }
     for (long i = 0; i < cells; i++) {
         const long x = i % nx, y = i / nx % ny, z = i / (nx * ny);
         const int border = x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1;
