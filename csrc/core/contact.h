@@ -107,6 +107,24 @@ static inline ts_contact_result ts_contact_force(const ts_contact_law *law, doub
     return r;
 }
 
+/* Walton & Braun's hysteretic normal spring (1986), its memory fading: a contact loads along k and unloads along
+ * `unloading` x k, from the plastic overlap d_0 = d_max (1 - 1 / unloading) on, so a load that comes and goes loses
+ * 1 - 1 / unloading of the energy it stored instead of giving it back. A packed bed under a body thousands of times a
+ * grain's mass rings as a spring whose dashpots (set for a grain's mass) damp it by a few per cent; this damps it at
+ * any mass. As Walton & Braun wrote it, d_0 stays, and a bed shaken under a load compacts ever deeper; here d_0 follows
+ * its target d_n (1 - 1 / unloading) at the rate `fade` per step (dt over the memory's time), loading and unloading
+ * alike: a contact at rest is the plain spring k d_n whatever it went through (objects rest as deep as without it),
+ * while loads that change within the memory lose energy. Returns the overlap the spring acts on (the force is k times
+ * it); `plastic` is the contact's history, d_0 (zero for a new contact). unloading <= 1: the plain spring. */
+static inline double ts_hysteretic_overlap(double d_n, double unloading, double fade, double *plastic)
+{
+    if (!(unloading > 1.0))
+        return d_n;
+    *plastic += (d_n * (1.0 - 1.0 / unloading) - *plastic) * fade;
+    const double steep = unloading * (d_n - *plastic);
+    return steep < d_n ? (steep > 0.0 ? steep : 0.0) : d_n;
+}
+
 /* Rolling resistance, the elastic-plastic spring of LIGGGHTS' EPSD2 (Ai, Chen, Rotter & Ooi 2011, its
  * model C without the dashpot): a torque M_r that grows with the relative rolling of the pair, dM_r =
  * k_r w_t dt (w_t: the part of w_rel = w_1 - w_2 in the tangent plane, twisting left out), capped at

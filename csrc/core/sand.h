@@ -54,6 +54,8 @@ typedef struct ts_sand_params {
     int grains_per_element;      /* airborne grains one DE splits into (the paper: 30) */
     double friction, restitution, contact_time;
     double rolling_friction;     /* mu_r of the rolling resistance (ts_rolling_torque), 0: none */
+    double unloading_stiffness;  /* contacts unload this many times stiffer than they load (ts_hysteretic_overlap);
+                                    1: the paper's linear spring */
     double steps_per_contact;    /* substeps per contact time: the stable step is t_c / this */
     double gravity[3];
     double dem_depth;            /* depth of the DEM region below the surface, m; 0: half the object's height,

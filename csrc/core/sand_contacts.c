@@ -25,11 +25,12 @@ static ts_vec3 object_velocity(const ts_sand *s, const object *ob, ts_vec3 point
 /* The history of DE i's contact with a source, zero if new. */
 static contact_history source_history(const contacts *old, size_t i, int source)
 {
-    contact_history h = {ts_v3(0, 0, 0), ts_v3(0, 0, 0)};
+    contact_history h = {ts_v3(0, 0, 0), ts_v3(0, 0, 0), 0.0};
     for (int k = 0; k < SOURCE_SLOTS; k++)
         if (old->source[i * SOURCE_SLOTS + k] == source) {
             const double *d = old->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
             h.d_t = ts_v3(d[0], d[1], d[2]);
+            h.plastic = old->source_plastic[i * SOURCE_SLOTS + (size_t)k];
             if (old->source_m_r) {
                 const double *m = old->source_m_r + (i * SOURCE_SLOTS + (size_t)k) * 3;
                 h.m_r = ts_v3(m[0], m[1], m[2]);
@@ -95,7 +96,8 @@ static void source_force(ts_sand *s, size_t i, int k, const ts_span_source *src,
     double inv_obj = ob && !ob->body.keyframed ? ob->body.rb.inv_mass : 0.0;
     double m_eff = ts_effective_mass(s->inv_m[i], inv_obj);
     contact_history h = source_history(&s->c, i, k);
-    ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_n, u_n, v_c, dt, &h.d_t);
+    const double d_e = ts_hysteretic_overlap(d_n, s->p.unloading_stiffness, s->hysteresis_fade, &h.plastic);
+    ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_e, u_n, v_c, dt, &h.d_t);
     ef->F = ts_v3_add(ef->F, res.force);
     ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), r));
     /* against a wall R_eff is the DE's radius; a keyframed object's turning is not followed (it is never
@@ -129,7 +131,7 @@ static ts_status reserve_pairs(ts_sand *s, size_t count, size_t nb, ts_error *er
         if (ts_resize((void **)&pp->owner, cap, sizeof *pp->owner) || ts_resize((void **)&pp->at, cap, sizeof *pp->at) ||
             ts_resize((void **)&pp->b_order, cap, sizeof *pp->b_order) ||
             ts_resize((void **)&pp->touch_b, cap, sizeof *pp->touch_b) ||
-            ts_resize((void **)&pp->d_t, 3 * cap, sizeof *pp->d_t) ||
+            ts_resize((void **)&pp->d_t, HISTORY * cap, sizeof *pp->d_t) ||
             (rolling_on && ts_resize((void **)&pp->m_r, 3 * cap, sizeof *pp->m_r)) ||
             ts_resize((void **)&pp->out, (size_t)pair_stride(s) * cap, sizeof *pp->out) ||
             ts_resize((void **)&pp->touch, cap, sizeof *pp->touch))
@@ -190,10 +192,11 @@ void sand_pairs_to_slots(ts_sand *s)
                 const size_t slot = i * MAX_CONTACTS + (size_t)count++;
                 c->partner[slot] = s->id[side ? pp->owner[q] : l->other[q]];
                 for (int d = 0; d < 3; d++) {
-                    c->d_t[3 * slot + d] = sign * pp->d_t[3 * k + d];
+                    c->d_t[HISTORY * slot + d] = sign * pp->d_t[HISTORY * k + d];
                     if (c->m_r)
                         c->m_r[3 * slot + d] = sign * pp->m_r[3 * k + d];
                 }
+                c->d_t[HISTORY * slot + 3] = pp->d_t[HISTORY * k + 3];
             }
         }
         c->count[i] = (uint8_t)count;
@@ -249,8 +252,9 @@ ts_status sand_find_pairs(ts_sand *s, ts_error *err)
         int hint = 0;
         for (uint32_t k = l->start[a]; k < l->start[a + 1]; k++) {
             const int slot = slot_of(c, a, s->id[l->other[k]], &hint);
+            for (int d = 0; d < HISTORY; d++)
+                pp->d_t[HISTORY * k + d] = slot < 0 ? 0.0f : c->d_t[(a * MAX_CONTACTS + (size_t)slot) * HISTORY + d];
             for (int d = 0; d < 3; d++) {
-                pp->d_t[3 * k + d] = slot < 0 ? 0.0f : c->d_t[(a * MAX_CONTACTS + (size_t)slot) * 3 + d];
                 if (pp->m_r)
                     pp->m_r[3 * k + d] = slot < 0 || !c->m_r ? 0.0f : c->m_r[(a * MAX_CONTACTS + (size_t)slot) * 3 + d];
             }
@@ -275,14 +279,14 @@ static void pair_forces(ts_sand *s, size_t a, size_t block_first, double dt, ele
         const uint32_t b = l->other[k];
         const int in_block = b >= block_first;
         const element_state *B = &s->state[b];
-        float *hd = pp->d_t + 3 * (size_t)k;
+        float *hd = pp->d_t + HISTORY * (size_t)k;
         double dx = B->x - A.x, dy = B->y - A.y, dz = B->z - A.z, rr = A.r + B->r;
         double dist2 = dx * dx + dy * dy + dz * dz;
         if (dist2 >= rr * rr || dist2 == 0.0) { /* apart: a contact made again starts afresh */
             pp->touch[k] = 0;
             if (!in_block)
                 pp->touch_b[pp->b_order[k]] = 0;
-            hd[0] = hd[1] = hd[2] = 0.0f;
+            hd[0] = hd[1] = hd[2] = hd[3] = 0.0f;
             if (rolling_on)
                 pp->m_r[3 * k] = pp->m_r[3 * k + 1] = pp->m_r[3 * k + 2] = 0.0f;
             continue;
@@ -294,8 +298,10 @@ static void pair_forces(ts_sand *s, size_t a, size_t block_first, double dt, ele
         double m_eff = ts_effective_mass(A.inv_m, B->inv_m);                        /* eq. A-11 */
         double k_n = s->K0 * m_eff;
         ts_vec3 d_t = ts_v3(hd[0], hd[1], hd[2]);
-        ts_contact_result res = ts_contact_force(&s->law, k_n, s->C0 * m_eff, d_n, u_n, v_c, dt, &d_t);
-        hd[0] = (float)d_t.x, hd[1] = (float)d_t.y, hd[2] = (float)d_t.z;
+        double plastic = hd[3];
+        const double d_e = ts_hysteretic_overlap(d_n, s->p.unloading_stiffness, s->hysteresis_fade, &plastic);
+        ts_contact_result res = ts_contact_force(&s->law, k_n, s->C0 * m_eff, d_e, u_n, v_c, dt, &d_t);
+        hd[0] = (float)d_t.x, hd[1] = (float)d_t.y, hd[2] = (float)d_t.z, hd[3] = (float)plastic;
         ts_vec3 turn = ts_v3_cross(u_n, res.tangential), roll = ts_v3(0, 0, 0);
         ef->F = ts_v3_add(ef->F, res.force);
         ef->T = ts_v3_add(ef->T, ts_v3_scale(turn, A.r));
@@ -363,8 +369,9 @@ static void store_sources(contacts *c, size_t i, const staged_contacts *st)
         double *d = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
         double *m = rolling_on ? c->source_m_r + (i * SOURCE_SLOTS + (size_t)k) * 3 : NULL;
         c->source[i * SOURCE_SLOTS + k] = k < st->sources ? st->source[k] : NO_SOURCE;
-        contact_history h = k < st->sources ? st->source_history[k] : (contact_history){{0, 0, 0}, {0, 0, 0}};
+        contact_history h = k < st->sources ? st->source_history[k] : (contact_history){{0, 0, 0}, {0, 0, 0}, 0.0};
         d[0] = h.d_t.x, d[1] = h.d_t.y, d[2] = h.d_t.z;
+        c->source_plastic[i * SOURCE_SLOTS + (size_t)k] = h.plastic;
         if (rolling_on)
             m[0] = h.m_r.x, m[1] = h.m_r.y, m[2] = h.m_r.z;
     }

@@ -76,7 +76,8 @@ typedef struct element_pairs {
     ts_skin_pairs list;
     uint32_t *bstart, *owner, *at; /* by b: b's pairs at[bstart[b] .. bstart[b + 1]), their a in owner */
     uint32_t *b_order;           /* per candidate: where it is in that order */
-    float *d_t, *m_r;            /* per candidate: a's side of the history, zero while apart; m_r with rolling */
+    float *d_t, *m_r;            /* per candidate: a's side of the history (HISTORY floats: d_t, then the plastic
+                                  * overlap of ts_hysteretic_overlap), zero while apart; m_r with rolling */
     uint8_t *touch;              /* per candidate: TOUCH while in contact */
     /* what b gets, in b's order (each DE reads its own run in sequence; the pass writes them scattered, which
      * costs less than scattered reads): force on a (3), u_n x F_t (3), rolling torque on a (3); TOUCH_* */
@@ -93,17 +94,23 @@ typedef struct element_pairs {
 typedef struct contacts {
     uint8_t *count;              /* DE-DE slots used */
     uint32_t *partner;           /* MAX_CONTACTS per DE: partner ids */
-    float *d_t;                  /* MAX_CONTACTS x 3 per DE (float: half the bytes the force pass moves) */
+    float *d_t;                  /* MAX_CONTACTS x HISTORY per DE (float: half the bytes the force pass moves) */
     float *m_r;                  /* MAX_CONTACTS x 3 per DE: kept only with rolling friction (else NULL) */
     int16_t *source;             /* SOURCE_SLOTS per DE: object index, n_objects for the bed, NO_SOURCE */
     double *source_d_t, *source_m_r; /* SOURCE_SLOTS x 3 per DE each; source_m_r as m_r */
+    double *source_plastic;      /* SOURCE_SLOTS per DE: the plastic overlap (ts_hysteretic_overlap) */
 } contacts;
 
 /* What a contact remembers from step to step. */
 typedef struct contact_history {
     ts_vec3 d_t;                 /* tangential displacement (eq. A-4) */
     ts_vec3 m_r;                 /* rolling torque (ts_rolling_torque) */
+    double plastic;              /* plastic overlap (ts_hysteretic_overlap) */
 } contact_history;
+
+/* Floats of a DE-DE contact's history: d_t (3, antisymmetric: b's side is its negation), the plastic overlap (the
+ * same on both sides). */
+#define HISTORY 4
 
 struct ts_sand {
     ts_sand_params p;
@@ -148,6 +155,7 @@ struct ts_sand {
     ts_object_contacts object_contacts; /* the objects against each other, when two can meet */
 
     double K0, C0;               /* k / m_eff and c / m_eff of the contact law */
+    double hysteresis_fade;      /* ts_hysteretic_overlap's fade: dt / (HYSTERESIS_MEMORY t_c) */
     ts_contact_law law;
     double element_volume0;      /* volume of a lattice DE, for grain sizes */
     double depth;                /* DEM region depth, fixed at the first contact */

@@ -44,6 +44,55 @@ static void contact_rebound_has_its_restitution(void)
     }
 }
 
+/* A mass set on a hysteretic spring (no dashpot) under gravity: the plain spring rings on at the amplitude it started
+ * with (m g / k), the hysteretic one (unloading 5x stiffer, the sand's memory of 2 contact times) loses most of it within
+ * a few periods and rests where the plain spring would (settling over unloading x the memory: the plastic overlap
+ * and the overlap follow each other); a head-on collision keeps most of its rebound (the memory
+ * builds up over longer than the collision lasts). */
+static void hysteresis_damps_a_load_and_rests_as_the_plain_spring(void)
+{
+    const double t_c = 0.01, m = 0.05, g = 9.81, steps = 10.0, dt = t_c / steps, fade = 1.0 / (2.0 * steps);
+    ts_contact_law law = {t_c, 1.0, 0.5};
+    double k, c;
+    ts_contact_coefficients(&law, m, &k, &c);
+    double swing[2];
+    for (int hysteresis = 0; hysteresis < 2; hysteresis++) {
+        double d = 0.0, v = 0.0, plastic = 0.0, lo = 1e9, hi = -1e9;
+        for (int step = 0; step < 80 * steps; step++) {
+            double d_e = ts_hysteretic_overlap(d, hysteresis ? 5.0 : 1.0, fade, &plastic);
+            v += (g - k * (d > 0.0 ? d_e : 0.0) / m) * dt, d += v * dt;
+            if (step >= 70 * steps) /* the last ten contact times */
+                lo = d < lo ? d : lo, hi = d > hi ? d : hi;
+        }
+        swing[hysteresis] = hi - lo;
+        if (hysteresis)
+            CHECK_NEAR(0.5 * (lo + hi), m * g / k, 0.01 * m * g / k);
+    }
+    CHECK(swing[0] > 1.8 * m * g / k);          /* undamped: from 0 to 2 m g / k and back */
+    CHECK(swing[1] < 0.05 * swing[0]);
+    double plastic = 0.0;
+    CHECK(ts_hysteretic_overlap(1e-3, 1.0, fade, &plastic) == 1e-3 && plastic == 0.0); /* off: the plain spring */
+    for (int step = 0; step < 1000; step++)
+        ts_hysteretic_overlap(1e-3, 5.0, fade, &plastic);
+    CHECK_NEAR(ts_hysteretic_overlap(1e-3, 5.0, fade, &plastic), 1e-3, 1e-12); /* at rest: the plain spring */
+
+    ts_contact_law collide = {t_c, 0.5, 0.5};
+    double kk, cc, x1 = 0.0, x2 = 0.02 + 1e-9, v1 = 1.0, v2 = -1.0, r = 0.01, h = t_c / 100;
+    ts_contact_coefficients(&collide, ts_effective_mass(1 / m, 1 / m), &kk, &cc);
+    ts_vec3 d_t = ts_v3(0, 0, 0);
+    plastic = 0.0;
+    for (int step = 0; step < 100000 && !(x2 - x1 > 2 * r && v2 - v1 > 0); step++) {
+        double d_n = 2 * r - (x2 - x1), f1 = 0.0;
+        if (d_n > 0) {
+            double d_e = ts_hysteretic_overlap(d_n, 5.0, h / (2.0 * t_c), &plastic);
+            f1 = ts_contact_force(&collide, kk, cc, d_e, ts_v3(1, 0, 0), ts_v3(v2 - v1, 0, 0), h, &d_t).force.x;
+        }
+        v1 += f1 / m * h, v2 -= f1 / m * h;
+        x1 += v1 * h, x2 += v2 * h;
+    }
+    CHECK((v2 - v1) / 2.0 > 0.9 * 0.5 && (v2 - v1) / 2.0 < 0.5); /* 0.473 */
+}
+
 static void contact_friction_is_capped_and_opposite(void)
 {
     ts_contact_law law = {0.01, 0.5, 0.3};
@@ -301,7 +350,7 @@ static void pairs_give_each_element_its_contacts(void)
     }
     const double dt = 0.002, g = -9.81;
     /* by the DEs' ids (the sort renumbers them): id a's side of its contact with id b */
-    static float ref_d_t[PAIR_TEST_N][PAIR_TEST_N][3], ref_m_r[PAIR_TEST_N][PAIR_TEST_N][3];
+    static float ref_d_t[PAIR_TEST_N][PAIR_TEST_N][HISTORY], ref_m_r[PAIR_TEST_N][PAIR_TEST_N][3];
     memset(ref_d_t, 0, sizeof ref_d_t), memset(ref_m_r, 0, sizeof ref_m_r);
     int worst_ok = 1, touching = 0, reloaded = 0;
     for (int step = 0; step < 40; step++) {
@@ -322,7 +371,7 @@ static void pairs_give_each_element_its_contacts(void)
                 double dx = s->x[j] - s->x[i], dy = s->y[j] - s->y[i], dz = s->z[j] - s->z[i], rr = s->r[i] + s->r[j];
                 double dist = sqrt(dx * dx + dy * dy + dz * dz);
                 if (j == i || dist >= rr) {
-                    memset(hd, 0, 3 * sizeof *hd), memset(hm, 0, 3 * sizeof *hm);
+                    memset(hd, 0, HISTORY * sizeof *hd), memset(hm, 0, 3 * sizeof *hm);
                     continue;
                 }
                 touching += i < j;
@@ -332,11 +381,13 @@ static void pairs_give_each_element_its_contacts(void)
                                                   ts_v3(s->vx[j], s->vy[j], s->vz[j]), w_j, s->r[j], u_n);
                 double m_eff = 1.0 / (1.0 / s->m[i] + 1.0 / s->m[j]), k = s->K0 * m_eff;
                 ts_vec3 d_t = ts_v3(hd[0], hd[1], hd[2]), m_r = ts_v3(hm[0], hm[1], hm[2]);
-                ts_contact_result res = ts_contact_force(&s->law, k, s->C0 * m_eff, rr - dist, u_n, v_c, dt, &d_t);
+                double plastic = hd[3]; /* the hysteresis (on by default) and its history, carried like d_t */
+                double d_e = ts_hysteretic_overlap(rr - dist, s->p.unloading_stiffness, s->hysteresis_fade, &plastic);
+                ts_contact_result res = ts_contact_force(&s->law, k, s->C0 * m_eff, d_e, u_n, v_c, dt, &d_t);
                 double r_eff = s->r[i] * s->r[j] / rr;
                 ts_vec3 roll = ts_rolling_torque(k * r_eff * r_eff, s->p.rolling_friction * r_eff * fabs(res.normal), u_n,
                                                  ts_v3_sub(w_i, w_j), dt, &m_r);
-                hd[0] = (float)d_t.x, hd[1] = (float)d_t.y, hd[2] = (float)d_t.z;
+                hd[0] = (float)d_t.x, hd[1] = (float)d_t.y, hd[2] = (float)d_t.z, hd[3] = (float)plastic;
                 hm[0] = (float)m_r.x, hm[1] = (float)m_r.y, hm[2] = (float)m_r.z;
                 F = ts_v3_add(F, res.force);
                 T = ts_v3_add(T, ts_v3_add(ts_v3_scale(ts_v3_cross(u_n, res.tangential), s->r[i]), roll));
@@ -349,7 +400,8 @@ static void pairs_give_each_element_its_contacts(void)
         for (int a = 0; a < PAIR_TEST_N; a++)
             for (int b = 0; b < a; b++)
                 for (int d = 0; d < 3; d++)
-                    worst_ok &= ref_d_t[b][a][d] == -ref_d_t[a][b][d] && ref_m_r[b][a][d] == -ref_m_r[a][b][d];
+                    worst_ok &= ref_d_t[b][a][d] == -ref_d_t[a][b][d] && ref_m_r[b][a][d] == -ref_m_r[a][b][d] &&
+                                ref_d_t[b][a][3] == ref_d_t[a][b][3];
         for (int i = 0; i < PAIR_TEST_N; i++) { /* squeeze the clump together and shear it: contacts come and go */
             s->vx[i] += (s->x[i] < 12 ? 1.0 : -1.0) * 0.5 + 0.3 * (s->z[i] - 9);
             s->x[i] += s->vx[i] * dt * 10, s->y[i] += s->vy[i] * dt * 10, s->z[i] += s->vz[i] * dt * 10;
@@ -510,6 +562,7 @@ static void avalanches_keep_volume_and_stop_at_the_angle(void)
 const test_case sand_tests[] = {
     {"sand/contact_rebound_has_its_restitution", contact_rebound_has_its_restitution},
     {"sand/contact_friction_is_capped_and_opposite", contact_friction_is_capped_and_opposite},
+    {"sand/hysteresis_damps_a_load_and_rests_as_the_plain_spring", hysteresis_damps_a_load_and_rests_as_the_plain_spring},
     {"sand/rolling_torque_resists_rolling_and_is_capped", rolling_torque_resists_rolling_and_is_capped},
     {"sand/span_map_of_a_box_and_two", span_map_of_a_box_and_a_ring},
     {"sand/small_drop_conserves_volume", small_drop_conserves_volume},

@@ -16,7 +16,7 @@ BULK = DE_MASS / (4 * math.sqrt(2) * DE_RADIUS ** 3)  # kg per unit volume that 
 # oblique throw's spatter is no longer ahead, at 2.0 the heavy ball throws nothing).
 PAPER = {"cell_size": 1.0, "element_radius": DE_RADIUS, "bulk_density": BULK, "friction": 0.1,
          "restitution": 0.3, "contact_time": 0.1, "dem_depth": 4.0, "split_speed": 1.25, "grow_force": 10.0,
-         "rest_speed": 0.05, "gravity": (0.0, 0.0, -9.81)}
+         "rest_speed": 0.05, "gravity": (0.0, 0.0, -9.81), "unloading_stiffness": 1.0}
 
 
 def sphere_mass_density(mass_ratio, radius=15.0):
