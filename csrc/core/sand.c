@@ -41,14 +41,6 @@
 
 /* -------------------------------------------------------------- parameters */
 
-/* The plastic overlap's memory, in contact times (ts_hysteretic_overlap). A 20 cm stone set on Dry Sand (2 cm cells)
- * bobbed by +-8 mm and still rang by +-2 mm at 2 s without it; at 2 its first swing is 3 mm and it is still from
- * 0.4 s on (at 1: still from 0.7 s). Longer memories let heavy or deep loads near the edge of what the contacts bear
- * down (at 3 a 3000 kg/m^3 cube 0.75 cells deep instead of 0.4, at 6 Fine Dust under a cube through 15 cm 1.5 cells).
- * A head-on collision keeps 0.95 of its restitution (test_sand.c). Built up and released at the same rate: faster
- * build-up damps the first bounce more, but a bed under a steady load then creeps (docs/sand.md, Bearing). */
-#define HYSTERESIS_MEMORY 2.0
-
 #define P ts_sand_params
 static const ts_param_def PARAMS[] = {
     TS_REAL(P, cell_size, 1e-4, 100.0, 0.02),
@@ -162,8 +154,7 @@ static ts_status register_elements(ts_sand *s, ts_error *err)
         TS_STATE_COLUMN("volume", &s->vol, TS_ATTR_F64, 1), TS_STATE_COLUMN("mass", &s->m, TS_ATTR_F64, 1),
         TS_STATE_COLUMN("id", &s->id, TS_ATTR_U32, 1), TS_STATE_COLUMN("flags", &s->flags, TS_ATTR_U8, 1),
         TS_STATE_COLUMN("contact_count", &s->c.count, TS_ATTR_U8, 1),
-        TS_STATE_COLUMN("source_d_t", &s->c.source_d_t, TS_ATTR_F64, 3 * SOURCE_SLOTS),
-        TS_STATE_COLUMN("source_plastic", &s->c.source_plastic, TS_ATTR_F64, SOURCE_SLOTS),
+        TS_STATE_COLUMN("source_d_t", &s->c.source_d_t, TS_ATTR_F64, HISTORY * SOURCE_SLOTS),
         /* saved in sections of their own (save_contacts) */
         TS_CARRIED_COLUMN("partner", &s->c.partner, MAX_CONTACTS * sizeof *s->c.partner),
         TS_CARRIED_COLUMN("d_t", &s->c.d_t, MAX_CONTACTS * HISTORY * sizeof *s->c.d_t),
@@ -211,8 +202,7 @@ size_t sand_add_element(ts_sand *s, ts_vec3 p, ts_vec3 v, double radius, double 
     c->count[i] = 0;
     for (int k = 0; k < SOURCE_SLOTS; k++)
         c->source[i * SOURCE_SLOTS + k] = NO_SOURCE;
-    memset(c->source_d_t + i * SOURCE_SLOTS * 3, 0, SOURCE_SLOTS * 3 * sizeof *c->source_d_t);
-    memset(c->source_plastic + i * SOURCE_SLOTS, 0, SOURCE_SLOTS * sizeof *c->source_plastic);
+    memset(c->source_d_t + i * SOURCE_SLOTS * HISTORY, 0, SOURCE_SLOTS * HISTORY * sizeof *c->source_d_t);
     if (c->source_m_r)
         memset(c->source_m_r + i * SOURCE_SLOTS * 3, 0, SOURCE_SLOTS * 3 * sizeof *c->source_m_r);
     if (s->el.n > s->max_seen)
@@ -359,7 +349,6 @@ ts_status ts_sand_create(ts_sand **out, const ts_sand_params *p, const ts_sand_o
     s->law = (ts_contact_law){p->contact_time > 0.0 ? p->contact_time : automatic_contact_time(s), p->restitution,
                               p->friction};
     ts_contact_coefficients(&s->law, 1.0, &s->K0, &s->C0);
-    s->hysteresis_fade = 1.0 / (HYSTERESIS_MEMORY * p->steps_per_contact);
     s->element_volume0 = 4.0 * M_SQRT2 * pow(p->element_radius, 3); /* FCC: (2r)^2 per DE per layer, layers sqrt(2) r apart */
     s->next_id = 0;
     if ((st = register_elements(s, err)) != TS_OK || (st = sand_grow_elements(s, 1, err)) != TS_OK)

@@ -28,9 +28,9 @@ static contact_history source_history(const contacts *old, size_t i, int source)
     contact_history h = {ts_v3(0, 0, 0), ts_v3(0, 0, 0), 0.0};
     for (int k = 0; k < SOURCE_SLOTS; k++)
         if (old->source[i * SOURCE_SLOTS + k] == source) {
-            const double *d = old->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
+            const double *d = old->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * HISTORY;
             h.d_t = ts_v3(d[0], d[1], d[2]);
-            h.plastic = old->source_plastic[i * SOURCE_SLOTS + (size_t)k];
+            h.plastic = d[3];
             if (old->source_m_r) {
                 const double *m = old->source_m_r + (i * SOURCE_SLOTS + (size_t)k) * 3;
                 h.m_r = ts_v3(m[0], m[1], m[2]);
@@ -96,7 +96,7 @@ static void source_force(ts_sand *s, size_t i, int k, const ts_span_source *src,
     double inv_obj = ob && !ob->body.keyframed ? ob->body.rb.inv_mass : 0.0;
     double m_eff = ts_effective_mass(s->inv_m[i], inv_obj);
     contact_history h = source_history(&s->c, i, k);
-    const double d_e = ts_hysteretic_overlap(d_n, s->p.unloading_stiffness, s->hysteresis_fade, &h.plastic);
+    const double d_e = ts_hysteretic_overlap(d_n, s->p.unloading_stiffness, sand_hysteresis_fade(s, dt), &h.plastic);
     ts_contact_result res = ts_contact_force(&s->law, s->K0 * m_eff, s->C0 * m_eff, d_e, u_n, v_c, dt, &h.d_t);
     ef->F = ts_v3_add(ef->F, res.force);
     ef->T = ts_v3_add(ef->T, ts_v3_scale(ts_v3_cross(u_n, res.tangential), r));
@@ -274,6 +274,7 @@ static void pair_forces(ts_sand *s, size_t a, size_t block_first, double dt, ele
     const int rolling_on = s->p.rolling_friction > 0.0, stride = pair_stride(s);
     const element_state A = s->state[a];
     const ts_vec3 v_a = ts_v3(A.vx, A.vy, A.vz), w_a = ts_v3(A.wx, A.wy, A.wz);
+    const double fade = sand_hysteresis_fade(s, dt);
     int supported = 0;
     for (uint32_t k = l->start[a]; k < l->start[a + 1]; k++) {
         const uint32_t b = l->other[k];
@@ -299,7 +300,7 @@ static void pair_forces(ts_sand *s, size_t a, size_t block_first, double dt, ele
         double k_n = s->K0 * m_eff;
         ts_vec3 d_t = ts_v3(hd[0], hd[1], hd[2]);
         double plastic = hd[3];
-        const double d_e = ts_hysteretic_overlap(d_n, s->p.unloading_stiffness, s->hysteresis_fade, &plastic);
+        const double d_e = ts_hysteretic_overlap(d_n, s->p.unloading_stiffness, fade, &plastic);
         ts_contact_result res = ts_contact_force(&s->law, k_n, s->C0 * m_eff, d_e, u_n, v_c, dt, &d_t);
         hd[0] = (float)d_t.x, hd[1] = (float)d_t.y, hd[2] = (float)d_t.z, hd[3] = (float)plastic;
         ts_vec3 turn = ts_v3_cross(u_n, res.tangential), roll = ts_v3(0, 0, 0);
@@ -366,12 +367,11 @@ static void store_sources(contacts *c, size_t i, const staged_contacts *st)
         return; /* none held before or now (empty slots are kept zeroed): most DEs, most steps */
     const int rolling_on = c->m_r != NULL;
     for (int k = 0; k < SOURCE_SLOTS; k++) {
-        double *d = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * 3;
+        double *d = c->source_d_t + (i * SOURCE_SLOTS + (size_t)k) * HISTORY;
         double *m = rolling_on ? c->source_m_r + (i * SOURCE_SLOTS + (size_t)k) * 3 : NULL;
         c->source[i * SOURCE_SLOTS + k] = k < st->sources ? st->source[k] : NO_SOURCE;
         contact_history h = k < st->sources ? st->source_history[k] : (contact_history){{0, 0, 0}, {0, 0, 0}, 0.0};
-        d[0] = h.d_t.x, d[1] = h.d_t.y, d[2] = h.d_t.z;
-        c->source_plastic[i * SOURCE_SLOTS + (size_t)k] = h.plastic;
+        d[0] = h.d_t.x, d[1] = h.d_t.y, d[2] = h.d_t.z, d[3] = h.plastic;
         if (rolling_on)
             m[0] = h.m_r.x, m[1] = h.m_r.y, m[2] = h.m_r.z;
     }

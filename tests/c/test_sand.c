@@ -382,7 +382,7 @@ static void pairs_give_each_element_its_contacts(void)
                 double m_eff = 1.0 / (1.0 / s->m[i] + 1.0 / s->m[j]), k = s->K0 * m_eff;
                 ts_vec3 d_t = ts_v3(hd[0], hd[1], hd[2]), m_r = ts_v3(hm[0], hm[1], hm[2]);
                 double plastic = hd[3]; /* the hysteresis (on by default) and its history, carried like d_t */
-                double d_e = ts_hysteretic_overlap(rr - dist, s->p.unloading_stiffness, s->hysteresis_fade, &plastic);
+                double d_e = ts_hysteretic_overlap(rr - dist, s->p.unloading_stiffness, sand_hysteresis_fade(s, dt), &plastic);
                 ts_contact_result res = ts_contact_force(&s->law, k, s->C0 * m_eff, d_e, u_n, v_c, dt, &d_t);
                 double r_eff = s->r[i] * s->r[j] / rr;
                 ts_vec3 roll = ts_rolling_torque(k * r_eff * r_eff, s->p.rolling_friction * r_eff * fabs(res.normal), u_n,
