@@ -53,7 +53,7 @@ static const ts_param_def PARAMS[] = {
     TS_REAL(P, friction, 0.0, 10.0, 0.5),
     TS_REAL(P, restitution, 0.01, 1.0, 0.3),
     TS_REAL(P, rolling_friction, 0.0, 10.0, 0.0),
-    TS_REAL(P, unloading_stiffness, 1.0, 20.0, 5.0),
+    TS_REAL(P, unloading_stiffness, 1.0, 20.0, 4.0),
     TS_REAL(P, contact_time, 0.0, 10.0, 0.0),
     TS_REAL(P, split_speed, 1e-4, 1000.0, 0.3),
     TS_REAL(P, resting_gap, 0.01, 100.0, 0.5),

@@ -318,7 +318,7 @@ def cube_sinking(scene, out):
 
 
 def test_a_stone_set_on_the_bed_settles_instead_of_bobbing(tmp_path):
-    """A 20 cm stone (2600 kg/m^3, 11 kg) set 2 mm above Dry Sand (2 cm cells, defaults) comes to rest about 2.4 cm
+    """A 20 cm stone (2600 kg/m^3, 11 kg) set 2 mm above Dry Sand (2 cm cells, defaults) comes to rest about 2.3 cm
     deep within half a second and stays there. With the linear spring alone the packed bed under it rang as a
     spring its dashpots barely damp: it bobbed 10-30 mm deep at 6 Hz, still by 4 mm over its second second
     (docs/sand.md, Bearing); the contacts' hysteresis (`unloading_stiffness`) takes that energy out."""

@@ -36,7 +36,7 @@ PARAMS = (
           "rolling over one another, at most mu_r x the pair's radius x its normal force: what gives a heap its angle "
           "of repose; 0: none (not yet calibrated per preset: see docs/sand.md)", min=0.0, max=10.0, group="Grains",
           advanced=True),
-    Param("unloading_stiffness", "float", 5.0, "Contacts unload along a spring this many times stiffer than they "
+    Param("unloading_stiffness", "float", 4.0, "Contacts unload along a spring this many times stiffer than they "
           "load (Walton & Braun's hysteresis, its memory fading over 2 contact times): a bed that a load presses in "
           "keeps most of that energy instead of throwing the load back, so a stone set on the sand settles instead "
           "of bobbing; at rest a contact is the plain spring, so objects rest as deep as without it. 1: the paper's "
