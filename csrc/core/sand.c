@@ -124,13 +124,12 @@ static ts_status check_params(const ts_sand_params *p, ts_error *err)
 static double automatic_contact_time(const ts_sand *s)
 {
     const double g_here = gravity_magnitude(s), g = g_here > 0.0 ? g_here : 9.80665, ln_e = log(s->p.restitution);
-    const double layer = M_SQRT2 * s->p.element_radius; /* a layer's height, and a DE's share of its area */
-    double tallest = 0.0, areal_mass = 0.0;
+    const double layer = M_SQRT2 * s->p.element_radius; /* a layer's height */
+    double tallest = 0.0, weights = 0.0;
     for (size_t k = 0; k < s->n_objects; k++) {
         tallest = fmax(tallest, s->objects[k].height);
-        areal_mass = fmax(areal_mass, s->objects[k].areal_mass); /* 0 for keyframed objects */
+        weights = fmax(weights, object_weights(s, &s->objects[k]));
     }
-    const double weights = areal_mass / (s->p.bulk_density * layer);
     const double depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : 0.5 * tallest; /* sand_place_under_objects */
     const double layers = depth / layer;
     double sag = CONTACT_SAG;

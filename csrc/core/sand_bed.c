@@ -256,6 +256,21 @@ static double carried_depth(const ts_sand *s)
     return fmax(layers, 2.0) * spacing;
 }
 
+/* How many columns around an object's footprint its region takes: FOOTPRINT_MARGIN, and for a heavy object as many
+ * as the layer is deep plus that, up to its footprint's width. The bed beside a region is a wall the DEs lean on,
+ * and under a heavy object the layer spreads its weight outwards through the depth (the FCC layers' contacts lie at
+ * 45 degrees): at two columns the DEs at the region's edge were squeezed up along that wall and the object sank
+ * through the layer, the deeper the layer the further (a 10 cm cube of 3000 kg/m^3 on Fine Dust, 2 cm cells: 23,
+ * 36 and 43 mm through layers of 5, 10 and 15 cm; with the wider region 10, 7 and 10 mm - docs/sand.md, Bearing). */
+static int footprint_margin(const ts_sand *s, const object *ob)
+{
+    if (object_weights(s, ob) <= HEAVY_WEIGHTS)
+        return FOOTPRINT_MARGIN;
+    const double width = ob->map.nx < ob->map.ny ? ob->map.nx : ob->map.ny;
+    const double margin = fmin(fmin(width, s->depth / s->p.cell_size + FOOTPRINT_MARGIN), 64.0);
+    return margin > FOOTPRINT_MARGIN ? (int)ceil(margin) : FOOTPRINT_MARGIN;
+}
+
 /* §4.1: an object whose underside reaches the sand outside the region gets
  * a region over its footprint (plus a margin) - the first contact places the
  * DEs, later contacts (a dragged object) extend them. */
@@ -276,12 +291,13 @@ ts_status sand_place_under_objects(ts_sand *s, ts_error *err)
             continue;
         if (s->depth <= 0.0)
             s->depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : fmin(0.5 * ob->height, carried_depth(s));
+        const int margin = footprint_margin(s, ob);
         for (int b = 0; b < m->ny; b++)
             for (int a = 0; a < m->nx; a++) {
                 int count;
                 ts_hsmap_column(m, m->i0 + a, m->j0 + b, &count);
                 if (count > 0) /* the footprint itself, not its bounding box's edge columns */
-                    mark_around(s, m->i0 + a, m->j0 + b, FOOTPRINT_MARGIN, box);
+                    mark_around(s, m->i0 + a, m->j0 + b, margin, box);
             }
         if (box[2] >= 0) {
             ts_status st = convert_marked_columns(s, box[0], box[1], box[2], box[3], err);

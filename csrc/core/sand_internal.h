@@ -28,6 +28,7 @@
 #define NO_SOURCE (-1)
 #define GROW_RADIUS 2        /* columns added around a DE that pushes the region's edge */
 #define FOOTPRINT_MARGIN 2   /* columns around an object's footprint when a region is placed */
+#define HEAVY_WEIGHTS 10.0   /* an object pressing each DE under it with more DE weights than this is heavy */
 #define CARRIED_SQUEEZE 0.25 /* automatic DEM depth: bottom contacts squeezed by at most this x radius */
 #define PAIR_SKIN 0.5        /* DE pairs kept while no DE moved more than a quarter of this x r_max */
 #define MAX_PAIR_BLOCKS 64   /* the pair pass's blocks, one per thread, at most */
@@ -168,6 +169,14 @@ struct ts_sand {
 static inline double gravity_magnitude(const ts_sand *s)
 {
     return ts_v3_length(ts_v3(s->p.gravity[0], s->p.gravity[1], s->p.gravity[2]));
+}
+
+/* How many DE weights a simulated object's weight adds to each DE of a layer under it (0 for a keyframed one): its
+ * mass over its mean horizontal section (areal_mass) against a layer's, rho_b sqrt 2 r (a layer's height, and a DE's
+ * share of its area). */
+static inline double object_weights(const ts_sand *s, const object *ob)
+{
+    return ob->areal_mass / (s->p.bulk_density * M_SQRT2 * s->p.element_radius);
 }
 
 static inline size_t column_of(const ts_sand *s, double x, double y, int *inside)

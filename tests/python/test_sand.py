@@ -355,6 +355,20 @@ def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
     assert small > 2.0 * wide, (small, wide)
 
 
+def test_a_heavy_cube_on_fine_dust_is_borne_whatever_the_dem_depth(tmp_path):
+    """A 10 cm cube of 3000 kg/m^3 (16 DE weights on each DE under it) set on Fine Dust (2 cm cells) rests about
+    10 mm deep whether the DEM layer is 5 cm (automatic), 10 or 15 cm deep: 0.49, 0.37 and 0.49 cells. With a region
+    two columns wider than its footprint, as a light object gets, the layer's edge gave way along the bed beside it
+    and the cube sank 1.15, 1.82 and 2.15 cells, the deeper the layer the further."""
+    sinks = []
+    for depth in (0.0, 0.1, 0.15):
+        sink, moved = cube_sinking(resting_cube(preset="Fine Dust", density=3000.0, dem_depth=depth),
+                                   str(tmp_path / f"d{depth}"))
+        assert 0.0 < sink < 0.7 * 0.02 and moved < 0.05 * 0.02, (depth, sink / 0.02, moved / 0.02)
+        sinks.append(sink / 0.02)
+    assert max(sinks) - min(sinks) < 0.25, sinks
+
+
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_bears_a_cube_alike_at_every_scale(tmp_path, preset):
     """A cube 5 cells wide of 1000 kg/m^3 set on each preset at cells of 5 mm, 2 cm and 10 cm (the automatic DEM
