@@ -312,6 +312,25 @@ static void deep_layer_stays_at_rest(void)
     CHECK(st.airborne == 0);
 }
 
+/* A light crate's region reaches two columns past its footprint; a heavy one's as many as the layer is deep, plus
+ * two, up to the footprint's width (sand_bed.c's footprint_margin): under a heavy object the layer spreads its
+ * weight out through its depth, and at two columns it gave way along the bed beside the region. The crate presses
+ * each DE under it with 80 x its density DE weights (4 cells high, a layer 0.05 per DE): 8 and 16. */
+static void heavy_objects_get_a_wider_region(void)
+{
+    float lo[3] = {9, 9, 0.45f}, hi[3] = {15, 15, 4.45f};
+    ts_sand_params p = drop_params();
+    ts_sand_stats st;
+    bake_crate(&p, lo, hi, 0.1, 0.0, 3, &st, NULL);
+    CHECK(st.region_columns == (6 + 2 * 2) * (6 + 2 * 2));
+    bake_crate(&p, lo, hi, 0.2, 0.0, 3, &st, NULL);
+    CHECK(st.region_columns == (6 + 2 * 5) * (6 + 2 * 5)); /* DEM depth 3 cells: 3 + 2 columns */
+    p.dem_depth = 8.0;
+    bake_crate(&p, lo, hi, 0.2, 0.0, 3, &st, NULL);
+    /* 8 + 2, but no more than the crate's span map is wide: 7 columns (its box takes the one its edge ends on) */
+    CHECK(st.region_columns == (6 + 2 * 7) * (6 + 2 * 7));
+}
+
 /* Sand with rolling friction over a flat square bed of the given side, with room for `room` DEs; NULL (checked)
  * if it cannot be made. */
 static ts_sand *rolling_sand_on_square(float side, size_t room)
@@ -568,6 +587,7 @@ const test_case sand_tests[] = {
     {"sand/small_drop_conserves_volume", small_drop_conserves_volume},
     {"sand/automatic_depth_layer_comes_to_rest", automatic_depth_layer_comes_to_rest},
     {"sand/deep_layer_stays_at_rest", deep_layer_stays_at_rest},
+    {"sand/heavy_objects_get_a_wider_region", heavy_objects_get_a_wider_region},
     {"sand/pairs_give_each_element_its_contacts", pairs_give_each_element_its_contacts},
     {"sand/pair_blocks_give_the_same_bits_on_any_threads", pair_blocks_give_the_same_bits_on_any_threads},
     {"sand/avalanches_keep_volume_and_stop_at_the_angle", avalanches_keep_volume_and_stop_at_the_angle},
