@@ -266,9 +266,9 @@ static int footprint_margin(const ts_sand *s, const object *ob)
 {
     if (object_weights(s, ob) <= HEAVY_WEIGHTS)
         return FOOTPRINT_MARGIN;
-    const double width = ob->map.nx < ob->map.ny ? ob->map.nx : ob->map.ny;
-    const double margin = fmin(fmin(width, s->depth / s->p.cell_size + FOOTPRINT_MARGIN), 64.0);
-    return margin > FOOTPRINT_MARGIN ? (int)ceil(margin) : FOOTPRINT_MARGIN;
+    const int width = ob->map.nx < ob->map.ny ? ob->map.nx : ob->map.ny;
+    const double margin = fmin(width, ceil(s->depth / s->p.cell_size) + FOOTPRINT_MARGIN);
+    return margin > FOOTPRINT_MARGIN ? (int)margin : FOOTPRINT_MARGIN;
 }
 
 /* §4.1: an object whose underside reaches the sand outside the region gets
