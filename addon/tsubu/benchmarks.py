@@ -714,8 +714,9 @@ def bench_elastoplastic():
                           f"step", flush=True)
                     landed_paper = r
                     r = _in_process(f"_elastoplastic_bar_drop({n})", threads, "elastoplastic")
-                    print(f"elastoplastic body dropped onto a bar (the paper's fig. 13 scene) masters={r['masters']:>7} "
-                          f"threads={threads}: {r['ms']:8.1f} ms per substep of 0.5 ms over {r['seconds']} s", flush=True)
+                    print(f"elastoplastic body dropped onto a bar (the paper's fig. 13 scene) "
+                          f"masters={r['masters']:>7} threads={threads}: {r['ms']:8.1f} ms per substep of 0.5 ms "
+                          f"over {r['seconds']} s", flush=True)
                     bar_drop = r
         if taichi and os.path.exists(script):
             out = subprocess.run([taichi, script, str(round(n ** (1 / 3)))], capture_output=True, text=True)
