@@ -584,6 +584,22 @@ def bench_erosion():
                   f"{1e3 * update:6.1f} ms", flush=True)
 
 
+def _timed_elastoplastic_bake(desc, fps, substeps):
+    """Bake an elastoplastic scene (frames at `fps`, at most `substeps` each) and time it between the first and the
+    last substep of each frame (no set-up, no frame output): its statistics and the milliseconds per substep."""
+    from .effects import elastoplastic
+
+    settings, objects = elastoplastic.solver_input(desc.validate())
+    stamps = {}
+    with tempfile.TemporaryDirectory() as folder:
+        stats = _core.elastoplastic_bake(settings, objects, folder, 1, desc.frame_end, fps, max_substeps=substeps,
+                                         progress=lambda frame, *a: stamps.setdefault(frame, []).append(
+                                             time.perf_counter()), fixed_threads=_fixed_threads())
+    elapsed = sum(t[-1] - t[0] for t in stamps.values())
+    steps = sum(len(t) - 1 for t in stamps.values())
+    return stats, 1e3 * elapsed / steps
+
+
 def _elastoplastic_cube(n, landing=False, paper_step=False):
     """Milliseconds per substep of the elastoplastic solver: a cube of about n masters (the paper's fig. 7
     material: nu 0.35, E 1.2 MPa, theta_s 0.1, theta_c 0.8) falling onto the ground, timed between the first
@@ -596,7 +612,6 @@ def _elastoplastic_cube(n, landing=False, paper_step=False):
     import json
 
     from . import effects  # noqa: F401
-    from .effects import elastoplastic
     from .scene import SceneDescription, SceneObject
     from .shapes import box
 
@@ -613,23 +628,14 @@ def _elastoplastic_cube(n, landing=False, paper_step=False):
     frames = 12
     desc = SceneDescription("elastoplastic", params, 1, frames, 24.0, 0,
                             [SceneObject("Bunny", "body", v, t, params={"initial_velocity": [0.0, 0.0, -1.0]})])
-    settings, objects = elastoplastic.solver_input(desc.validate())
     # frames of 2 ms: the default step rule (1.82 ms here, below) cuts each into 2 substeps of 1 ms; `substeps`
     # caps them
-    fps = 500.0
-    stamps = {}
-    with tempfile.TemporaryDirectory() as folder:
-        stats = _core.elastoplastic_bake(settings, objects, folder, 1, frames, fps, max_substeps=substeps,
-                                         progress=lambda frame, *a: stamps.setdefault(frame, []).append(
-                                             time.perf_counter()), fixed_threads=_fixed_threads())
-    elapsed = sum(t[-1] - t[0] for t in stamps.values())
-    steps = sum(len(t) - 1 for t in stamps.values())
+    stats, ms = _timed_elastoplastic_bake(desc, 500.0, substeps)
     # the step the default rule takes here (elastoplastic.c's stable_dt): 8 spacings of the elastic wave, or the
     # CFL condition at the 1 m/s the cube lands with, whichever is shorter
     lam = 1.2e6 * 0.35 / (1.35 * 0.3)
     mu = 1.2e6 / 2.7
     default_dt = min(8.0 * 2 * radius / ((lam + 2 * mu) / 1000.0) ** 0.5, 0.4 * 2 * radius / 1.0)
-    ms = 1e3 * elapsed / steps
     print(json.dumps({"masters": stats["masters"], "slaves": stats["slaves"], "ms": ms, "cg": stats["cg_iterations"],
                       "dt": default_dt, "ms_per_second": ms / default_dt}))
 
@@ -644,7 +650,6 @@ def _elastoplastic_bar_drop(n, seconds=0.6):
     import json
 
     from . import effects  # noqa: F401
-    from .effects import elastoplastic
     from .scene import SceneDescription, SceneObject
     from .shapes import box
 
@@ -656,19 +661,10 @@ def _elastoplastic_bar_drop(n, seconds=0.6):
               "yield_stretch": 0.1, "yield_compression": 0.75, "write_surface": False,
               "cfl_number": 0.01}   # a step rule of 0.1 ms at 1 m/s, capped at four substeps of frames of 2 ms
     fps = 500.0
-    frames = int(round(seconds * fps))
-    desc = SceneDescription("elastoplastic", params, 1, frames, 24.0, 0,
+    desc = SceneDescription("elastoplastic", params, 1, int(round(seconds * fps)), 24.0, 0,
                             [SceneObject("Bunny", "body", v, t), SceneObject("Bar", "obstacle", *bar)])
-    settings, objects = elastoplastic.solver_input(desc.validate())
-    stamps = {}
-    with tempfile.TemporaryDirectory() as folder:
-        stats = _core.elastoplastic_bake(settings, objects, folder, 1, frames, fps, max_substeps=4,
-                                         progress=lambda frame, *a: stamps.setdefault(frame, []).append(
-                                             time.perf_counter()), fixed_threads=_fixed_threads())
-    elapsed = sum(t[-1] - t[0] for t in stamps.values())
-    steps = sum(len(t) - 1 for t in stamps.values())
-    print(json.dumps({"masters": stats["masters"], "slaves": stats["slaves"], "ms": 1e3 * elapsed / steps,
-                      "seconds": seconds}))
+    stats, ms = _timed_elastoplastic_bake(desc, fps, 4)
+    print(json.dumps({"masters": stats["masters"], "slaves": stats["slaves"], "ms": ms, "seconds": seconds}))
 
 
 def _script(name):
