@@ -114,7 +114,7 @@ static ts_status check_params(const ts_sand_params *p, ts_error *err)
  * heaviest simulated object's DE weights (a 10 cm cube of 1000 kg/m^3, 4.4 DE weights, keeps 1.7 %). A deeper
  * layer gives way sooner: the sag at which it does, measured for loads of 4.4 to 27 DE weights on layers of 3.5
  * to 21 DE layers (docs/sand.md), is about 0.8 / (weights x layers) - so the sag is also at most LAYER_SAG /
- * (weights x layers), the layers being the DEM depth (or the automatic one's bound, half the tallest object)
+ * (weights x layers), the layers being the DEM depth (or the automatic one's bound, object_dem_depth)
  * over sqrt 2 r. Never under MIN_SAG, a little above the bursting edge above (keyframed objects press with no
  * weight to go by). */
 #define CONTACT_SAG 0.017
@@ -125,12 +125,12 @@ static double automatic_contact_time(const ts_sand *s)
 {
     const double g_here = gravity_magnitude(s), g = g_here > 0.0 ? g_here : 9.80665, ln_e = log(s->p.restitution);
     const double layer = M_SQRT2 * s->p.element_radius; /* a layer's height */
-    double tallest = 0.0, weights = 0.0;
+    double deepest = 0.0, weights = 0.0;
     for (size_t k = 0; k < s->n_objects; k++) {
-        tallest = fmax(tallest, s->objects[k].height);
+        deepest = fmax(deepest, object_dem_depth(s, &s->objects[k]));
         weights = fmax(weights, object_weights(s, &s->objects[k]));
     }
-    const double depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : 0.5 * tallest; /* sand_place_under_objects */
+    const double depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : deepest; /* sand_place_under_objects */
     const double layers = depth / layer;
     double sag = CONTACT_SAG;
     if (weights > 0.0)

@@ -58,8 +58,9 @@ typedef struct ts_sand_params {
                                     1: the paper's linear spring */
     double steps_per_contact;    /* substeps per contact time: the stable step is t_c / this */
     double gravity[3];
-    double dem_depth;            /* depth of the DEM region below the surface, m; 0: half the object's height,
-                                    at most what the contacts carry (sand.c, carried_depth) */
+    double dem_depth;            /* depth of the DEM region below the surface, m; 0: half the object's height, a heavy
+                                    one's at least its width (object_dem_depth), at most what the contacts carry
+                                    (sand_bed.c, carried_depth) */
     double split_speed;          /* upward speed above which a DE touching nothing flies apart, m/s */
     double resting_gap;          /* a DE this close above an object (element radii) rests on it */
     double cone_angle;           /* half-angle of the airborne grains' velocity jitter, radians */

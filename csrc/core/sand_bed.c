@@ -290,7 +290,7 @@ ts_status sand_place_under_objects(ts_sand *s, ts_error *err)
         if (!touching)
             continue;
         if (s->depth <= 0.0)
-            s->depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : fmin(0.5 * ob->height, carried_depth(s));
+            s->depth = s->p.dem_depth > 0.0 ? s->p.dem_depth : fmin(object_dem_depth(s, ob), carried_depth(s));
         const int margin = footprint_margin(s, ob);
         for (int b = 0; b < m->ny; b++)
             for (int a = 0; a < m->nx; a++) {

@@ -318,7 +318,7 @@ def cube_sinking(scene, out):
 
 
 def test_a_stone_set_on_the_bed_settles_instead_of_bobbing(tmp_path):
-    """A 20 cm stone (2600 kg/m^3, 11 kg) set 2 mm above Dry Sand (2 cm cells, defaults) comes to rest about 2.3 cm
+    """A 20 cm stone (2600 kg/m^3, 11 kg) set 2 mm above Dry Sand (2 cm cells, defaults) comes to rest about 3 cm
     deep within half a second and stays there. With the linear spring alone the packed bed under it rang as a
     spring its dashpots barely damp: it bobbed 10-30 mm deep at 6 Hz, still by 4 mm over its second second
     (docs/sand.md, Bearing); the contacts' hysteresis (`unloading_stiffness`) takes that energy out."""
@@ -357,7 +357,8 @@ def test_objects_set_on_the_bed_are_borne_whatever_the_dem_depth(tmp_path):
 
 def test_a_heavy_cube_on_fine_dust_is_borne_whatever_the_dem_depth(tmp_path):
     """A 10 cm cube of 3000 kg/m^3 (16 DE weights on each DE under it) set on Fine Dust (2 cm cells) rests about
-    10 mm deep whether the DEM layer is 5 cm (automatic), 10 or 15 cm deep: 0.49, 0.37 and 0.49 cells. With a region
+    10 mm deep whether the DEM layer is automatic (10 cm, its width), 10 or 15 cm deep: 0.37, 0.37 and 0.49 cells
+    (0.49 at the 5 cm the automatic depth was before it counted a heavy object's width). With a region
     two columns wider than its footprint, as a light object gets, the layer's edge gave way along the bed beside it
     and the cube sank 1.14, 1.82 and 2.15 cells, the deeper the layer the further."""
     sinks = []
@@ -367,6 +368,18 @@ def test_a_heavy_cube_on_fine_dust_is_borne_whatever_the_dem_depth(tmp_path):
         assert 0.0 < sink < 0.7 * 0.02 and moved < 0.05 * 0.02, (depth, sink / 0.02, moved / 0.02)
         sinks.append(sink / 0.02)
     assert max(sinks) - min(sinks) < 0.25, sinks
+
+
+def test_a_heavy_cube_digs_by_its_momentum_not_to_the_dem_floor(tmp_path):
+    """At the automatic DEM depth a 10 cm cube of 6000 kg/m^3 (27 DE weights on each DE under it) set on Dry Sand
+    (2 cm cells) rests about 10 mm deep, and dropped at 2 m/s digs far deeper. While the automatic depth was half
+    its height (5 cm, thinner than the load spreads) the layer was squeezed out over its floor: 25 mm set down and
+    26 mm dropped - the floor's depth, whatever the momentum. Now the layer is the footprint's width deep:
+    9.6 and 48 mm."""
+    set_down, moved = cube_sinking(resting_cube(density=6000.0), str(tmp_path / "set"))
+    dropped, _ = cube_sinking(resting_cube(density=6000.0, velocity=(0.0, 0.0, -2.0)), str(tmp_path / "dropped"))
+    assert 0.0 < set_down < 0.015 and moved < 1e-3, (set_down, moved)
+    assert dropped > set_down + 0.02, (set_down, dropped)
 
 
 @pytest.mark.parametrize("preset", PRESETS)
