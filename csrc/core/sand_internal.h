@@ -10,10 +10,9 @@
 #ifndef TSUBU_SAND_INTERNAL_H
 #define TSUBU_SAND_INTERNAL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <math.h>
 
 #include "contact.h"
 #include "grid.h"

@@ -51,8 +51,8 @@ PARAMS = (
           "with the grains, not the bed)", min=0.01, max=100.0, group="Spatter", advanced=True),
     Param("cone_angle", "float", 15.0, "Spread of the spattered grains' directions (half-angle of the cone)",
           unit="°", min=0.0, max=90.0, group="Spatter"),
-    Param("dem_depth", "float", 0.0, "Depth of the moving layer below the surface; 0: half the object's height (a heavy object's: at least "
-          "its footprint's width), at most what the contacts carry",
+    Param("dem_depth", "float", 0.0, "Depth of the moving layer below the surface; 0: half the object's height "
+          "(a heavy object's: at least its footprint's width), at most what the contacts carry",
           label="DEM Depth", unit="m", min=0.0, max=1000.0, group="Region", automatic="dem_depth"),
     Param("grow_force", "float", 10.0, "The DEM region grows where a moving edge DE pushes the sand beside it harder "
           "than this many times its weight (plus, below the surface, the pressure sand there holds)", min=0.01,
