@@ -188,7 +188,7 @@ static inline double object_weights(const ts_sand *s, const object *ob)
 static inline double object_dem_depth(const ts_sand *s, const object *ob)
 {
     const double half = 0.5 * ob->height;
-    if (object_weights(s, ob) <= HEAVY_WEIGHTS || !(ob->areal_mass > 0.0))
+    if (object_weights(s, ob) <= HEAVY_WEIGHTS) /* keyframed objects weigh nothing here */
         return half;
     return fmax(half, sqrt(ob->body.rb.mass / ob->areal_mass));
 }
