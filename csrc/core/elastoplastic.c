@@ -132,7 +132,7 @@ struct ts_elastoplastic {
     float *skin_weight;
     size_t skin_vertices;
     size_t added, removed;
-    long steps;
+    long steps, cg_iterations_total;
     int cg_iterations;
     double cg_residual, v_max;
     double stiffening;          /* the stiffest master's hardening factor (step rule): 1 until plastic */
@@ -1309,6 +1309,7 @@ static void solve_velocities(ts_elastoplastic *e, double dt)
         it++;
     }
     e->cg_iterations = it;
+    e->cg_iterations_total += it;
     e->cg_residual = b2 > 0.0 ? sqrt(rr / b2) : 0.0;
     #pragma omp parallel for schedule(static)
     for (size_t s = 0; s < ns; s++)
@@ -1767,28 +1768,30 @@ static ts_status elastoplastic_save_state(void *state, ts_checkpoint *cp, ts_err
 {
     ts_elastoplastic *e = state;
     const ts_value counters[] = {{"added", (double)e->added}, {"removed", (double)e->removed},
-                                 {"steps", (double)e->steps}};
+                                 {"steps", (double)e->steps}, {"cg_iterations", (double)e->cg_iterations_total}};
+    const size_t n_counters = sizeof counters / sizeof *counters;
     ts_status st = ts_particles_save(&e->masters, cp, "masters", err);
     if (st == TS_OK)
         st = ts_particles_save(&e->slaves, cp, "slaves", err);
     if (st == TS_OK)
-        st = ts_checkpoint_put_values(cp, "counters", counters, 3, err);
+        st = ts_checkpoint_put_values(cp, "counters", counters, n_counters, err);
     return st;
 }
 
 ts_status ts_elastoplastic_restore(ts_elastoplastic *e, const ts_checkpoint *cp, ts_error *err)
 {
-    ts_value counters[] = {{"added", 0}, {"removed", 0}, {"steps", 0}};
+    ts_value counters[] = {{"added", 0}, {"removed", 0}, {"steps", 0}, {"cg_iterations", 0}};
     ts_status st = ts_particles_restore(&e->masters, cp, "masters", err);
     if (st == TS_OK)
         st = ts_particles_restore(&e->slaves, cp, "slaves", err);
     if (st == TS_OK)
-        st = ts_checkpoint_get_values(cp, "counters", counters, 3, err);
+        st = ts_checkpoint_get_values(cp, "counters", counters, sizeof counters / sizeof *counters, err);
     if (st != TS_OK)
         return st;
     e->added = (size_t)counters[0].value;
     e->removed = (size_t)counters[1].value;
     e->steps = (long)counters[2].value;
+    e->cg_iterations_total = (long)counters[3].value;
     update_step_limits(e); /* v_max and the stiffening, from the masters as the step that wrote it left them */
     e->now.frame = cp->frame;
     ts_skin_pairs_invalidate(&e->near);
@@ -1804,6 +1807,7 @@ void ts_elastoplastic_get_stats(const ts_elastoplastic *e, ts_elastoplastic_stat
     s->slaves_added = e->added;
     s->slaves_removed = e->removed;
     s->cg_iterations = e->cg_iterations;
+    s->cg_iterations_total = e->cg_iterations_total;
     s->cg_residual = e->cg_residual;
     s->steps = e->steps;
     s->pair_searches = e->near.searches;
@@ -1852,6 +1856,7 @@ static size_t ep_stats(const void *state, ts_stat *out)
         {"masters", (double)s.masters, 1}, {"slaves", (double)s.slaves, 1},
         {"slaves_added", (double)s.slaves_added, 1}, {"slaves_removed", (double)s.slaves_removed, 1},
         {"cg_iterations", (double)s.cg_iterations, 1}, {"cg_residual", s.cg_residual, 0},
+        {"cg_iterations_total", (double)s.cg_iterations_total, 1}, {"steps", (double)s.steps, 1},
         {"kinetic_energy", s.kinetic_energy, 0}, {"max_speed", s.max_speed, 0}, {"volume", s.volume, 0},
         {"rest_volume", s.rest_volume, 0}, {"max_plastic_strain", s.max_plastic_strain, 0},
     };

@@ -87,6 +87,7 @@ void ts_elastoplastic_destroy(ts_elastoplastic *e);
 typedef struct ts_elastoplastic_stats {
     size_t masters, slaves, slaves_added, slaves_removed;
     int cg_iterations;              /* of the last step */
+    long cg_iterations_total;       /* over every step so far (with steps: the mean per step) */
     double cg_residual;             /* relative, of the last step */
     double kinetic_energy, max_speed;
     double volume, rest_volume;     /* sum of J V0 and of V0, m^3 */

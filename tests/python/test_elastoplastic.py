@@ -98,6 +98,10 @@ def test_resume_matches_an_uninterrupted_bake(tmp_path, checkpoint_every_frame):
     for f in range(1, 9):
         with open(whole.path("masters", f), "rb") as a, open(part.path("masters", f), "rb") as b:
             assert a.read() == b.read(), f
+    # the bake's CG work is counted over all of it, the part before the resume included (the checkpoint keeps it)
+    ran, resumed = whole.manifest()["stats"], part.manifest()["stats"]
+    assert ran["steps"] > 8 and ran["cg_iterations_total"] >= ran["cg_iterations"] > 0
+    assert (resumed["steps"], resumed["cg_iterations_total"]) == (ran["steps"], ran["cg_iterations_total"])
 
 
 def test_bad_scenes_are_refused_before_baking(tmp_path):
