@@ -1028,11 +1028,10 @@ static const double *at_first_slave(const ts_elastoplastic *e, const double *v, 
 TS_WIDE_CLONES static void gather_gradient(const ts_elastoplastic *e, const double *v, size_t p, double A[3][4],
                                            double *speed)
 {
-    ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0;
+    ts_d4 row0 = {0.0, 0.0, 0.0, 0.0}, row1 = row0, row2 = row0, sum = row0;
     const uint32_t first = e->mpairs[2 * p], end = e->mpairs[2 * p + 1];
     const double *ref = at_first_slave(e, v, p);
     *speed = sqrt(ref[0] * ref[0] + ref[1] * ref[1] + ref[2] * ref[2]);
-    ts_d4 sum = row0;
     for (uint32_t k = first; k < end; k++) {
         const double *vs = v + 3 * (size_t)e->pair_slave[k];
         const ts_d4 g = ts_d4_from_floats(e->pair_gN + 4 * (size_t)k);
@@ -1769,12 +1768,11 @@ static ts_status elastoplastic_save_state(void *state, ts_checkpoint *cp, ts_err
     ts_elastoplastic *e = state;
     const ts_value counters[] = {{"added", (double)e->added}, {"removed", (double)e->removed},
                                  {"steps", (double)e->steps}, {"cg_iterations", (double)e->cg_iterations_total}};
-    const size_t n_counters = sizeof counters / sizeof *counters;
     ts_status st = ts_particles_save(&e->masters, cp, "masters", err);
     if (st == TS_OK)
         st = ts_particles_save(&e->slaves, cp, "slaves", err);
     if (st == TS_OK)
-        st = ts_checkpoint_put_values(cp, "counters", counters, n_counters, err);
+        st = ts_checkpoint_put_values(cp, "counters", counters, sizeof counters / sizeof *counters, err);
     return st;
 }
 
