@@ -4,7 +4,7 @@ particle centres + r (docs/water.md, Limits).
     PYTHONPATH=addon python3 scripts/floating.py ball 500        # a 16 cm ball in a 0.6 m tank
     PYTHONPATH=addon python3 scripts/floating.py slab 300        # a 30 x 30 x 10 cm slab in a 0.8 m tank
 
-Both tanks are filled 0.3 m deep at 1 cm particles (--particle-radius; --scale scales the body and the tank's width) and baked for --seconds (5); the figures are the mean of the
+Both tanks are filled 0.3 m deep at 1 cm particles (--particle-radius; --scale scales the body and the tank) and baked for --seconds (5); the figures are the mean of the
 last second, the level read away from the body and 5 cm from the walls. Prints the share under (ball) or the
 draft (slab), each with its error in per cent of the body's volume."""
 import argparse
@@ -32,21 +32,21 @@ def main():
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--surface-method", default="anisotropic", choices=("anisotropic", "spheres"))
     ap.add_argument("--particle-radius", type=float, default=RADIUS, help="m (1 cm)")
-    ap.add_argument("--scale", type=float, default=1.0, help="the body and the tank's width scaled by this")
+    ap.add_argument("--scale", type=float, default=1.0, help="the body and the tank scaled by this")
     a = ap.parse_args()
-    r = a.particle_radius
+    r, depth = a.particle_radius, DEPTH * a.scale
     frames = int(round(a.seconds * FPS))
     if a.body == "slab":
         side, away, width, height = 0.8 * a.scale, 0.3 * a.scale, 0.3 * a.scale, 0.1 * a.scale
-        centre = (side / 2, side / 2, DEPTH - height * a.density / 1000.0 + height / 2)
+        centre = (side / 2, side / 2, depth - height * a.density / 1000.0 + height / 2)
         v, t = box((centre[0] - width / 2, centre[1] - width / 2, centre[2] - height / 2),
                    (centre[0] + width / 2, centre[1] + width / 2, centre[2] + height / 2))
     else:
         side, away, ball = 0.6 * a.scale, 0.2 * a.scale, 0.08 * a.scale
-        centre = (side / 2, side / 2, DEPTH + ball * (1 - 2 * a.density / 1000.0))
+        centre = (side / 2, side / 2, depth + ball * (1 - 2 * a.density / 1000.0))
         v, t = uv_sphere(centre, ball, 24, 48)
     body = tsubu.SceneObject("Body", "rigid", v, t, params={"density": a.density})
-    desc = tank(frames, size=(side, side, 0.6), depth=DEPTH, radius=r, extra=[body], write_surface=True,
+    desc = tank(frames, size=(side, side, 2 * depth), depth=depth, radius=r, extra=[body], write_surface=True,
                 surface_method=a.surface_method)
     with tempfile.TemporaryDirectory() as folder:
         cache = tsubu.bake(desc, folder)
