@@ -358,11 +358,12 @@ def meshed_level(cache, frame, centre, away):
 
 
 @pytest.mark.physics_long
-@pytest.mark.parametrize("density", [500.0, 700.0, 917.0])
-def test_a_ball_floats_through_the_surface_as_archimedes_says(tmp_path, density):
-    """A 16 cm ball (8 spacings across) dropped in at its waterline settles with the share of its volume under
-    the meshed surface that its density says, within 2 % of its volume, near-neutral ice (917 kg/m³) included.
-    In a 0.6 m tank filled 0.3 m deep, against the meshed surface (2026-12-04): 0.506, 0.702 and 0.915. The mesh
+@pytest.mark.parametrize("r, density", [(0.01, 500.0), (0.01, 700.0), (0.01, 917.0), (0.02, 500.0), (0.02, 917.0)])
+def test_a_ball_floats_through_the_surface_as_archimedes_says(tmp_path, r, density):
+    """A ball 8 spacings across (16 cm at 1 cm particles; 30 cm, 7.5, at the default 2 cm) dropped in at its waterline
+    settles with the share of its volume under the meshed surface that its density says, within 2 % of its volume,
+    near-neutral ice (917 kg/m³) included. At 1 cm in a 0.6 m tank filled 0.3 m deep, against the meshed surface
+    (2026-12-04): 0.507, 0.704 and 0.914; at 2 cm in a 1.125 m tank filled 0.5625 m deep, 0.514 and 0.915. The mesh
     lies 1.9 mm (0.09 spacings) above the highest particle centres + r, which this test read the level from until
     2026-12-04 (0.488, 0.685, 0.904 against it): the top layers are crowded (docs/water.md, Limits) and the mesh,
     where the particles' volume ends, counts them. Before that, on 2026-11-25, with particle shifting
@@ -370,14 +371,16 @@ def test_a_ball_floats_through_the_surface_as_archimedes_says(tmp_path, density)
     under the ball); before the body's virtual particles carried the hydrostatic pressure of where they are and
     the liquid rested on the body's wall pressure, 0.536, 0.773, 0.98."""
     from tsubu.shapes import uv_sphere
-    radius, r, side, depth = 0.08, 0.01, 0.6, 0.3
+    scale = 1.0 if r == 0.01 else 1.875  # the ball, the tank and its depth
+    radius, side, depth = 0.08 * scale, 0.6 * scale, 0.3 * scale
     centre = (side / 2, side / 2, depth + radius * (1 - 2 * density / 1000.0))
     v, t = uv_sphere(centre, radius, 24, 48)
     ball = tsubu.SceneObject("Ball", "rigid", v, t, params={"density": density})
-    cache = bake(tank(144, size=(side, side, 0.6), depth=depth, radius=r, extra=[ball], write_surface=True), tmp_path)
+    cache = bake(tank(144, size=(side, side, 2 * depth), depth=depth, radius=r, extra=[ball], write_surface=True),
+                 tmp_path)
     shares = []
     for f in range(96, 145, 8):  # the last two seconds
-        level = meshed_level(cache, f, centre, 0.2)
+        level = meshed_level(cache, f, centre, 0.2 * scale)
         z = (cache.read_transforms("rigid", f)["Ball"] @ np.array([*centre, 1.0]))[2]
         under = min(max(level - z + radius, 0.0), 2 * radius)  # the cap's height
         shares.append(under * under * (3 * radius - under) / (4 * radius ** 3))
