@@ -4,8 +4,9 @@ particle centres + r (docs/water.md, Limits).
     PYTHONPATH=addon python3 scripts/floating.py ball 500        # a 16 cm ball in a 0.6 m tank
     PYTHONPATH=addon python3 scripts/floating.py slab 300        # a 30 x 30 x 10 cm slab in a 0.8 m tank
 
-Both tanks are filled 0.3 m deep at 1 cm particles (--particle-radius; --scale scales the body and the tank) and baked for --seconds (5); the figures are the mean of the
-last second, the level read away from the body and 5 cm from the walls. Prints the share under (ball) or the
+Both tanks are filled 0.3 m deep at 1 cm particles (--particle-radius; --scale scales the body and the tank,
+its depth too) and baked for --seconds (5); the figures are the mean of the last second, the level read away
+from the body and 5 cm from the walls. Prints the share under (ball) or the
 draft (slab), each with its error in per cent of the body's volume."""
 import argparse
 import os
