@@ -19,9 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
 
 import tsubu  # noqa: E402
-from test_water import meshed_level  # noqa: E402
 from tsubu.shapes import box, uv_sphere  # noqa: E402
-from water_scenes import tank  # noqa: E402
+from water_scenes import meshed_level, tank  # noqa: E402
 
 RADIUS, DEPTH, FPS = 0.01, 0.3, 24
 
@@ -58,7 +57,7 @@ def main():
             columns = int((side * side - np.pi * away * away) / (2 * r) ** 2)  # about one layer's particles
             top = np.sort(p[far, 2])[-columns:].mean() + r
             z = (cache.read_transforms("rigid", f)["Body"] @ np.array([*centre, 1.0]))[2]
-            rows.append((meshed_level(cache, f, centre, away), top, z))
+            rows.append((meshed_level(cache, f, side, centre, away), top, z))
     mesh, top, z = np.mean(rows, axis=0)
     for name, level in (("the meshed surface", mesh), ("the top centres + r", top)):
         if a.body == "slab":

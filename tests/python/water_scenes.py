@@ -31,3 +31,20 @@ def moving_cup(frames, shift=0.3):
                obj("Water", "fluid", lo, (hi[0], hi[1], 0.3))] + walls
     settings = {"particle_radius": 0.025, "write_surface": False, **OPEN}
     return tsubu.SceneDescription("water", settings, 1, frames, 24.0, 0, objects), lo, hi
+
+
+def meshed_level(cache, frame, side, centre, away):
+    """The height of the meshed surface of a tank `side` m square with its corner at the origin: the zero of the
+    surface stream's signed distance, interpolated along each voxel column, averaged over the columns further than
+    `away` (m) from `centre` and 5 cm from the walls - the level an artist sees, where the particles' volume ends
+    (surface_anisotropic.c)."""
+    values, origin, voxel = cache.read_volume("surface", frame)["surface"]
+    nz, ny, nx = values.shape
+    X, Y = np.meshgrid(origin[0] + voxel * np.arange(nx), origin[1] + voxel * np.arange(ny))  # [y, x]
+    keep = (np.hypot(X - centre[0], Y - centre[1]) > away) & (np.minimum.reduce([X, Y, side - X, side - Y]) > 0.05)
+    columns = values.transpose(1, 2, 0)[keep]                 # [column, z]
+    crossing = (columns[:, :-1] < 0) & (columns[:, 1:] >= 0)  # inside below, outside above
+    columns, crossing = columns[crossing.any(axis=1)], crossing[crossing.any(axis=1)]
+    k = nz - 2 - np.argmax(crossing[:, ::-1], axis=1)         # the highest crossing of each column
+    a, b = np.take_along_axis(columns, k[:, None], 1)[:, 0], np.take_along_axis(columns, k[:, None] + 1, 1)[:, 0]
+    return float(np.mean(origin[2] + voxel * (k + a / (a - b))))
