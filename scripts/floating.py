@@ -3,6 +3,7 @@ particle centres + r (docs/water.md, Limits).
 
     PYTHONPATH=addon python3 scripts/floating.py ball 500        # a 16 cm ball in a 0.6 m tank
     PYTHONPATH=addon python3 scripts/floating.py slab 300        # a 30 x 30 x 10 cm slab in a 0.8 m tank
+    PYTHONPATH=addon python3 scripts/floating.py slab 500 --thickness 0.12   # 12 cm thick: 6 spacings
 
 Both tanks are filled 0.3 m deep at 1 cm particles (--particle-radius; --scale scales the body and the tank,
 its depth too) and baked for --seconds (5); the figures are the mean of the last second, the level read away
@@ -33,11 +34,12 @@ def main():
     ap.add_argument("--surface-method", default="anisotropic", choices=("anisotropic", "spheres"))
     ap.add_argument("--particle-radius", type=float, default=RADIUS, help="m (1 cm)")
     ap.add_argument("--scale", type=float, default=1.0, help="the body and the tank scaled by this")
+    ap.add_argument("--thickness", type=float, default=0.1, help="the slab's, m before --scale (10 cm)")
     a = ap.parse_args()
     r, depth = a.particle_radius, DEPTH * a.scale
     frames = int(round(a.seconds * FPS))
     if a.body == "slab":
-        side, away, width, height = 0.8 * a.scale, 0.3 * a.scale, 0.3 * a.scale, 0.1 * a.scale
+        side, away, width, height = 0.8 * a.scale, 0.3 * a.scale, 0.3 * a.scale, a.thickness * a.scale
         centre = (side / 2, side / 2, depth - height * a.density / 1000.0 + height / 2)
         v, t = box((centre[0] - width / 2, centre[1] - width / 2, centre[2] - height / 2),
                    (centre[0] + width / 2, centre[1] + width / 2, centre[2] + height / 2))
