@@ -523,9 +523,10 @@ static void test_a_held_cube_feels_the_weight_it_displaces(void)
 }
 
 /* The same for a curved body, whose wall weight is its own (wall_field.c) and not a flat wall's: a 16 cm ball
- * (6.4 spacings across) held fully under at two depths, within 2 % (-1.3 and +0.8 % on 2026-12-04). The
- * body's hydrostatic moments taken from its shape instead of the flat tables scaled by its G pushed it 1.7 and
- * 6.6 % too hard (docs/water.md, Limits). */
+ * (6.4 spacings across) held fully under at two depths, within 2 % (-1.3 and +0.8 % on 2026-12-04). Two
+ * scratch builds failed it: the body's hydrostatic moments taken from its shape instead of the flat tables
+ * scaled by its G (+1.7 and +6.6 %), and particle shifting stopped by a particle's own density alone (+0.7 and
+ * +6.3 %; docs/water.md, Limits). */
 static void test_a_held_ball_feels_the_weight_it_displaces(void)
 {
     const float centres[2] = {0.15f, 0.20f};
