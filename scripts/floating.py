@@ -35,6 +35,7 @@ def main():
     ap.add_argument("--particle-radius", type=float, default=RADIUS, help="m (1 cm)")
     ap.add_argument("--scale", type=float, default=1.0, help="the body and the tank scaled by this")
     ap.add_argument("--thickness", type=float, default=0.1, help="the slab's, m before --scale (10 cm)")
+    ap.add_argument("--ball-radius", type=float, default=0.08, help="m before --scale (8 cm)")
     a = ap.parse_args()
     r, depth = a.particle_radius, DEPTH * a.scale
     frames = int(round(a.seconds * FPS))
@@ -44,7 +45,7 @@ def main():
         v, t = box((centre[0] - width / 2, centre[1] - width / 2, centre[2] - height / 2),
                    (centre[0] + width / 2, centre[1] + width / 2, centre[2] + height / 2))
     else:
-        side, away, ball = 0.6 * a.scale, 0.2 * a.scale, 0.08 * a.scale
+        side, away, ball = 0.6 * a.scale, 0.2 * a.scale, a.ball_radius * a.scale
         centre = (side / 2, side / 2, depth + ball * (1 - 2 * a.density / 1000.0))
         v, t = uv_sphere(centre, ball, 24, 48)
     body = tsubu.SceneObject("Body", "rigid", v, t, params={"density": a.density})
